@@ -1,0 +1,55 @@
+# Two commands: `make book` builds the book, `make test` runs every test.
+# Both set up what is missing first (a virtual environment in .venv, npm assets, Chromium).
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+NOTEBOOKS := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: setup book test unit nbval browser execute clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+book/_vendor/versions.json: node_modules/.installed $(STAMP) scripts/vendor_assets.py
+	$(PY) scripts/vendor_assets.py
+
+setup: $(STAMP) book/_vendor/versions.json
+
+$(CHROMIUM):
+	@if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	 else echo "make: Chromium is missing: run 'sudo apt-get install chromium' (Debian) or set CHROMIUM=/path/to/chromium" >&2; exit 2; fi
+
+# Build the book, executing notebooks (cached by jupyter-cache): _build/html/index.html
+book: setup
+	$(VENV)/bin/jupyter-book build . --warningiserror --nitpick --keep-going
+
+# Re-execute every notebook in place (outputs and widget state are committed; nbval compares them).
+execute: setup
+	for nb in $(NOTEBOOKS); do $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.timeout=900 "$$nb"; done
+
+unit: setup
+	$(PY) -m pytest tests --ignore=tests/browser
+
+nbval: setup
+	$(PY) -m pytest --nbval $(NOTEBOOKS) --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+
+browser: book $(CHROMIUM)
+	CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests/browser
+
+test: unit nbval browser
+
+clean:
+	rm -rf _build .jupyter_cache book/_vendor

@@ -1,0 +1,3 @@
+from dwlib.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,32 @@
+"""Helpers every chapter notebook calls: set-up and glue.
+
+- :func:`setup` enables the offline chart renderer and returns the environment report
+  (printed at the top of each chapter).
+- :func:`glue` hands a computed value to the prose (myst-nb's ``{glue}`` roles) so that no
+  number in the text is typed by hand. Outside a book build (Colab, where myst-nb is not
+  installed) it does nothing but return the value.
+"""
+
+from __future__ import annotations
+
+from dwlib import env, plots
+
+COLAB_INSTALL = "dwlib @ git+https://github.com/dwbook/depth-width-interplay"
+
+
+def setup() -> str:
+    """Enable the book's chart renderer; return the environment report as text."""
+    plots.enable()
+    return env.format_report()
+
+
+def glue(name: str, value, display: bool = False) -> None:
+    """Make ``value`` available to the prose as ``{glue:text}`name```.
+
+    Returns None, so that a cell ending in a glue call prints nothing.
+    """
+    try:
+        from myst_nb import glue as _glue
+    except ImportError:  # not building the book: nothing to hand over
+        return
+    _glue(name, value, display=display)

@@ -1,0 +1,64 @@
+"""ipywidgets helpers for live kernels (JupyterLab, Colab).
+
+An explorer is a row of controls and an HTML panel that a plain function fills from the
+controls' values. The panel is an ``ipywidgets.HTML`` widget (not an Output widget), so
+the state saved with an executed notebook shows the last result in the static book too;
+there, the controls are drawn but only a live kernel recomputes.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import ipywidgets as widgets
+
+
+def int_slider(description: str, value: int, min: int, max: int, step: int = 1) -> widgets.IntSlider:
+    return widgets.IntSlider(value=value, min=min, max=max, step=step, description=description,
+                             continuous_update=False, style={"description_width": "initial"})
+
+
+def log_slider(description: str, value: float, min_exp: float, max_exp: float,
+               step: float = 0.1) -> widgets.FloatLogSlider:
+    return widgets.FloatLogSlider(value=value, base=10, min=min_exp, max=max_exp, step=step,
+                                  description=description, continuous_update=False,
+                                  style={"description_width": "initial"})
+
+
+def explorer(render: Callable[..., str], **controls: widgets.ValueWidget) -> widgets.VBox:
+    """Controls plus an HTML panel showing ``render(**values)``, recomputed on every change.
+
+    ``render`` returns an HTML string; it is called once immediately, so the panel is
+    filled before any control moves.
+    """
+    panel = widgets.HTML()
+
+    def update(_change=None):
+        panel.value = render(**{name: w.value for name, w in controls.items()})
+
+    for w in controls.values():
+        w.observe(update, names="value")
+    update()
+    return widgets.VBox([widgets.HBox(list(controls.values())), panel])
+
+
+def threshold_explorer(width: int = 1024, depth: int = 6) -> widgets.VBox:
+    """Width and depth sliders; the panel shows L_th = log3(d_x), the regime of (L, d_x) and
+    the number C = (3^L - 1)/2 of position indices summed in eq. (4)."""
+    from dwlib.bounds import depth_threshold, regime
+
+    def render(width: float, depth: int) -> str:
+        d_x = int(round(width))
+        th = depth_threshold(d_x)
+        which = regime(depth, d_x)
+        theorem = {"depth-efficient": "Theorem 1 (eq. 7)", "depth-inefficient": "Theorem 2 (eq. 8)",
+                   "threshold": "neither theorem (L = log3 d_x exactly)"}[which]
+        C = (3**depth - 1) // 2
+        return (f"<p>width d<sub>x</sub> = {d_x:,}: threshold L<sub>th</sub> = log<sub>3</sub> d<sub>x</sub>"
+                f" = <b>{th:.2f}</b>. Depth L = {depth} is <b>{which}</b> ({theorem}).<br>"
+                f"A depth-{depth} analysed network sums over C = (3<sup>L</sup> &minus; 1)/2 = "
+                f"{C:,} position indices (eq. 4).</p>")
+
+    return explorer(render,
+                    width=log_slider("width d_x", width, 1, 6, 0.05),
+                    depth=int_slider("depth L", depth, 1, 24))
