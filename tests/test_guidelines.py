@@ -1,0 +1,388 @@
+"""Tests of dwlib.guidelines: the depth-to-width fit, practical shapes, verdicts, fits from
+transitions, the GPT-3 table, real-model shapes and the ``dwlib advise`` command."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dwlib.cli as cli
+from dwlib import guidelines as g
+from dwlib.errors import InputError
+
+BIB = Path(__file__).resolve().parents[1] / "book" / "references.bib"
+
+# ------------------------------------------------------------------------------------------
+# The fit: hand-derived values, round trips, monotonicity
+# ------------------------------------------------------------------------------------------
+
+
+def test_fit_constants_are_the_authors():
+    assert g.AUTHORS_FIT == g.Fit(5.039, 0.0555)
+    assert g.Fit().log_width_intercept == 5.039 and g.Fit().depth_slope == 0.0555
+
+
+def test_optimal_width_hand_derived():
+    # d_x(L) = exp(5.039) * exp(0.0555 L)
+    assert g.optimal_width(0) == pytest.approx(math.exp(5.039), rel=1e-12)  # ~154.3
+    assert g.optimal_width(100) == pytest.approx(math.exp(5.039) * math.exp(5.55), rel=1e-12)
+    assert 39_695 < g.optimal_width(100) < 39_696
+    # BloombergGPT's stated use of the fit: L = 70 -> D = 7510 (Wu et al. 2023)
+    assert round(g.optimal_width(70)) == 7510
+
+
+def test_budget_for_depth_hand_derived():
+    L = 80
+    d = math.exp(5.039 + 0.0555 * L)
+    assert g.budget_for_depth(L) == pytest.approx(12 * L * d * d, rel=1e-12)
+    assert g.budget_for_depth(0) == 0.0
+
+
+def test_budget_shape_budget_round_trip():
+    budgets = np.logspace(6, 15, 40)
+    shape = g.optimal_shape(budgets)
+    back = 12 * shape["depth"] * shape["width"] ** 2
+    np.testing.assert_allclose(back, budgets, rtol=1e-10)
+    np.testing.assert_allclose(g.budget_for_depth(shape["depth"]), budgets, rtol=1e-10)
+
+
+def test_depth_width_depth_round_trip():
+    depths = np.linspace(0.5, 300, 50)
+    np.testing.assert_allclose(g.depth_for_width(g.optimal_width(depths)), depths, rtol=1e-12)
+    for L in (1, 12, 96, 118):  # and depth -> budget -> depth
+        assert g.optimal_depth(g.budget_for_depth(L)) == pytest.approx(L, rel=1e-10)
+
+
+def test_optimal_depth_vectorised_and_extreme_budgets():
+    out = g.optimal_depth([1.0, 1e3, 1e12, 1e30])
+    assert isinstance(out, np.ndarray) and out.shape == (4,)
+    assert np.all(np.isfinite(out)) and np.all(out > 0)
+    np.testing.assert_allclose(g.budget_for_depth(out), [1.0, 1e3, 1e12, 1e30], rtol=1e-9)
+    assert isinstance(g.optimal_depth(1e9), float)
+
+
+def test_monotone_in_budget():
+    budgets = np.logspace(5, 14, 200)
+    shape = g.optimal_shape(budgets)
+    assert np.all(np.diff(shape["depth"]) > 0)
+    assert np.all(np.diff(shape["width"]) > 0)
+    # logarithmic in size: from 1e9 to 1e12 (x1000) depth grows by far less than x2
+    assert g.optimal_depth(1e12) / g.optimal_depth(1e9) < 2.5
+
+
+def test_other_fit_is_used():
+    fit = g.Fit(4.0, 0.1)
+    assert g.optimal_width(10, fit=fit) == pytest.approx(math.exp(5.0))
+    assert g.optimal_depth(g.budget_for_depth(30, fit=fit), fit=fit) == pytest.approx(30)
+
+
+# ------------------------------------------------------------------------------------------
+# Practical shapes
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("head_size", [64, 128, 256])
+def test_practical_shape_valid_and_close(head_size):
+    for N in np.logspace(8, 13, 26):
+        s = g.practical_shape(N, head_size=head_size)
+        L_star = g.optimal_depth(N)
+        assert s["width"] % head_size == 0 and s["heads"] == s["width"] // head_size
+        assert s["budget"] == 12 * s["depth"] * s["width"] ** 2
+        assert abs(s["depth"] - L_star) <= 0.5
+        # width rounded to the nearest head multiple: |d - d_c| <= h/2, so the budget is within
+        # a factor (1 +- h/(2 d_c))^2 of N, where d_c spends N exactly at this depth.
+        d_c = math.sqrt(N / (12 * s["depth"]))
+        assert d_c >= head_size / 2
+        lo, hi = (1 - head_size / (2 * d_c)) ** 2, (1 + head_size / (2 * d_c)) ** 2
+        assert lo <= s["budget"] / N <= hi
+        assert s["verdict"] == "near optimal"
+
+
+def test_practical_shape_at_gpt3_scale():
+    s = g.practical_shape(175e9)
+    assert (s["depth"], s["width"], s["heads"]) == (81, 13440, 105)
+    assert s["budget"] / 175e9 == pytest.approx(1, abs=0.01)
+
+
+def test_nearby_shapes():
+    near = g.nearby_shapes(175e9, head_size=128, span=2)
+    assert [s["depth"] for s in near] == [79, 80, 81, 82, 83]
+    for s in near:
+        assert s["width"] % 128 == 0
+        assert abs(s["budget"] / 175e9 - 1) < 0.02
+    # widths shrink (weakly) as depth grows at a fixed budget
+    assert all(a["width"] >= b["width"] for a, b in zip(near, near[1:]))
+
+
+def test_nearby_shapes_small_budget_keeps_half_a_head():
+    N, h = 2e5, 128
+    near = g.nearby_shapes(N, head_size=h, span=5)
+    # depth L is listed only while d_c = sqrt(N / 12L) >= h/2: L <= N / (12 (h/2)^2) = 4.07
+    assert [s["depth"] for s in near] == [1, 2, 3, 4]
+    for s in near:
+        d_c = math.sqrt(N / (12 * s["depth"]))
+        assert s["budget"] / N <= (1 + h / (2 * d_c)) ** 2 <= 4
+
+
+def test_width_for_depth():
+    r = g.width_for_depth(70, head_size=128)
+    assert r["optimal_width"] == pytest.approx(math.exp(5.039 + 0.0555 * 70))
+    assert r["width"] == 7552 and r["heads"] == 59
+    assert r["budget"] == pytest.approx(12 * 70 * r["optimal_width"] ** 2)
+
+
+# ------------------------------------------------------------------------------------------
+# Verdicts
+# ------------------------------------------------------------------------------------------
+
+
+def test_verdict_clear_cases():
+    v = g.verdict(96, 12288)  # GPT-3 175B
+    assert v["verdict"] == "too deep"
+    assert v["budget"] == 12 * 96 * 12288 ** 2
+    assert 80 < v["optimal_depth"] < 81 and v["depth_ratio"] > 1.15 and v["width_ratio"] < 1
+    v = g.verdict(24, 2048)  # GPT-3 XL
+    assert v["verdict"] == "too shallow" and v["depth_ratio"] < 0.65 and v["width_ratio"] > 1
+    for N in (1e8, 1e10, 1e12):  # the fit's own optimum
+        L = g.optimal_depth(N)
+        v = g.verdict(L, g.optimal_width(L))
+        assert v["verdict"] == "near optimal"
+        assert v["depth_ratio"] == pytest.approx(1) and v["width_ratio"] == pytest.approx(1)
+
+
+def test_verdict_tolerance_rule():
+    L_star = g.optimal_depth(1e11)
+    # at a fixed budget N, depth L has width sqrt(N / 12L)
+    def at(L):
+        return g.verdict(L, math.sqrt(1e11 / (12 * L)))
+    assert at(L_star * 1.09)["verdict"] == "near optimal"
+    assert at(L_star * 1.11)["verdict"] == "too deep"
+    assert at(L_star * 0.91)["verdict"] == "near optimal"
+    assert at(L_star * 0.89)["verdict"] == "too shallow"
+    assert g.verdict(L_star * 1.11, math.sqrt(1e11 / (12 * L_star * 1.11)),
+                     rel_tol=0.2)["verdict"] == "near optimal"
+    # one-layer floor: small models are not judged on fractions of a layer
+    L_small = g.optimal_depth(1e6)
+    assert L_small < 10
+    L = L_small + 0.9
+    assert g.verdict(L, math.sqrt(1e6 / (12 * L)))["verdict"] == "near optimal"
+
+
+def test_verdict_heads():
+    v = g.verdict(96, 12288, head_size=128)
+    assert v["heads"] == 96 and v["head_size"] == 128
+    with pytest.raises(InputError, match="not divisible by head_size 128"):
+        g.verdict(40, 5140, head_size=128)
+
+
+# ------------------------------------------------------------------------------------------
+# Fit from transitions
+# ------------------------------------------------------------------------------------------
+
+
+def test_fit_from_transitions_recovers_exact_fit():
+    true = g.Fit(4.2, 0.071)
+    depths = np.array([6, 12, 18, 24, 30, 36, 48], dtype=float)
+    tf = g.fit_from_transitions(depths, g.budget_for_depth(depths, fit=true))
+    assert tf.fit.log_width_intercept == pytest.approx(4.2, abs=1e-9)
+    assert tf.fit.depth_slope == pytest.approx(0.071, abs=1e-11)
+    assert tf.depth_slope_se == pytest.approx(0, abs=1e-9)
+    # the log-budget slope is ~ 2b + 1/L over the range (the log L term)
+    assert 2 * 0.071 < tf.beta < 2 * 0.071 + 1 / 6
+    # usable everywhere a Fit is
+    assert g.optimal_depth(g.budget_for_depth(30, fit=true), fit=tf.fit) == pytest.approx(30)
+    assert set(tf.to_dict()) >= {"alpha", "beta", "alpha_se", "beta_se", "fit"}
+
+
+def test_fit_from_transitions_with_noise():
+    rng = np.random.default_rng(0)
+    true = g.AUTHORS_FIT
+    depths = np.repeat([6.0, 12, 18, 24, 30, 36, 48], 3)
+    noisy = g.budget_for_depth(depths, fit=true) * np.exp(rng.normal(0, 0.1, depths.size))
+    tf = g.fit_from_transitions(depths, noisy)
+    assert abs(tf.fit.depth_slope - 0.0555) < 4 * tf.depth_slope_se
+    assert abs(tf.fit.log_width_intercept - 5.039) < 4 * tf.log_width_intercept_se
+    assert 0 < tf.depth_slope_se < 0.01
+
+
+def test_fit_from_transitions_two_points_no_se():
+    tf = g.fit_from_transitions([12, 24], [1e8, 1e9])
+    assert math.isnan(tf.beta_se) and tf.n == 2
+
+
+@pytest.mark.parametrize("depths, budgets, message", [
+    ([12], [1e8], "at least 2 transitions"),
+    ([12, 24], [1e8], "same length"),
+    ([12, 12], [1e8, 2e8], "2 distinct depths"),
+    ([12, -24], [1e8, 1e9], "depths must be > 0"),
+    ([12, 24], [1e8, 0], "transition_budgets must be > 0"),
+    ([12, 24], [1e8, float("nan")], "transition_budgets must be finite"),
+    ([12, 24], [1e10, 1e8], "depth slope must be > 0"),
+])
+def test_fit_from_transitions_bad_input(depths, budgets, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        g.fit_from_transitions(depths, budgets)
+
+
+# ------------------------------------------------------------------------------------------
+# Bad input
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: g.optimal_depth(-5), "budget must be > 0, got -5"),
+    (lambda: g.optimal_depth(0), "budget must be > 0, got 0"),
+    (lambda: g.optimal_depth(float("inf")), "budget must be finite"),
+    (lambda: g.optimal_depth([1e9, float("nan")]), "budget must be finite, got nan"),
+    (lambda: g.optimal_depth("many"), "budget must be a number"),
+    (lambda: g.optimal_width(-1), "depth must be >= 0, got -1"),
+    (lambda: g.budget_for_depth(float("nan")), "depth must be finite"),
+    (lambda: g.depth_for_width(100), "width must be >= 154.3"),
+    (lambda: g.verdict(0, 1024), "depth must be > 0, got 0"),
+    (lambda: g.verdict(12, -768), "width must be > 0, got -768"),
+    (lambda: g.verdict(12, 770, head_size=64), "width 770 is not divisible by head_size 64"),
+    (lambda: g.practical_shape(1e9, head_size=0), "head_size must be > 0, got 0"),
+    (lambda: g.practical_shape(1e9, head_size=-64), "head_size must be > 0"),
+    (lambda: g.practical_shape(1e9, head_size=1.5), "head_size must be an integer"),
+    (lambda: g.practical_shape(1e3), "below 12 * head_size^2 = 196608"),
+    (lambda: g.Fit(5.0, 0.0), "depth_slope must be finite and > 0"),
+    (lambda: g.Fit(float("nan"), 0.05), "log_width_intercept must be finite"),
+    (lambda: g.parse_budget("-5"), "budget must be > 0"),
+])
+def test_bad_input(call, message):
+    with pytest.raises(InputError, match=re.escape(message)) as err:
+        call()
+    assert "\n" not in str(err.value)
+
+
+def test_parse_budget():
+    assert g.parse_budget("175e9") == 175e9
+    assert g.parse_budget("175B") == 175e9
+    assert g.parse_budget("1T") == 1e12
+    assert g.parse_budget("350M") == 350e6
+
+
+# ------------------------------------------------------------------------------------------
+# GPT-3, 1T projection, real models
+# ------------------------------------------------------------------------------------------
+
+
+def test_gpt3_table():
+    rows = g.gpt3_table()
+    assert [r["name"].removeprefix("GPT-3 ") for r in rows] == [
+        "Small", "Medium", "Large", "XL", "2.7B", "6.7B", "13B", "175B"]
+    for r in rows:
+        assert r["budget"] == 12 * r["depth"] * r["width"] ** 2
+        assert r["suggested_width"] % 128 == 0
+        # the non-embedding count 12 L d^2 is below the nominal size, and close to it at scale
+        assert 0.6 * r["params"] < r["budget"] < 1.05 * r["params"]
+    # the authors' summary: up to ~10B too shallow, 175B too deep
+    assert [r["verdict"] for r in rows[:-1]] == ["too shallow"] * 7
+    assert rows[-1]["verdict"] == "too deep"
+    assert (rows[0]["suggested_depth"], round(rows[0]["optimal_width"])) == (23, 554)
+    assert rows[-1]["suggested_depth"] == 80
+
+
+def test_trillion_projection():
+    p = g.trillion_projection()
+    assert 94 < p["optimal_depth"] < 95.5
+    assert 29_000 < p["optimal_width"] < 30_500  # "30K"
+    assert p["authors_budget"] == 12 * 92 * 30_000 ** 2
+    assert p["authors_verdict"] == "near optimal"
+    assert 0.95 < p["authors_depth_ratio"] < 1.0
+    # counting a 50K-token embedding in the 1T changes the optimal depth by < 0.1 layer
+    assert abs(p["if_total_with_embedding"]["optimal_depth"] - p["optimal_depth"]) < 0.1
+
+
+def test_models_json_and_bibliography():
+    models = g.load_models()
+    bib = BIB.read_text(encoding="utf-8")
+    keys = set(re.findall(r"@\w+\{([^,\s]+),", bib))
+    assert {"kaplan2020scaling", "levine2020depth", "brown2020language"} <= keys
+    names = [m["name"] for m in models]
+    assert len(names) == len(set(names)) >= 20
+    for m in models:
+        assert m["source"] in keys, m["name"]
+        assert isinstance(m["depth"], int) and isinstance(m["width"], int) and m["heads"] > 0
+        assert m["budget"] == 12 * m["depth"] * m["width"] ** 2
+        assert m["verdict"] in {"too shallow", "near optimal", "too deep"}
+    by = {m["name"]: m for m in models}
+    assert "note" in by["T5-11B"] and "poor description" in by["T5-11B"]["note"]
+    assert (by["PaLM-540B"]["depth"], by["PaLM-540B"]["width"]) == (118, 18432)
+    # designed with the fit: near optimal
+    assert by["BloombergGPT"]["verdict"] == "near optimal"
+    assert by["Jurassic-1 Jumbo"]["verdict"] == "near optimal"
+    assert by["OPT-175B"]["verdict"] == "too deep"
+
+
+# ------------------------------------------------------------------------------------------
+# Command line
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def advise(monkeypatch, capsys):
+    """Run ``dwlib advise ARGS`` through dwlib.cli.main with only this module's commands (so
+    the test does not depend on other modules' subcommands); return (status, out, err)."""
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("dwlib.guidelines",))
+
+    def run(*argv):
+        try:
+            status = cli.main(["advise", *argv])
+        except SystemExit as exit_:  # argparse errors
+            status = exit_.code
+        out, err = capsys.readouterr()
+        return status, out, err
+    return run
+
+
+def test_cli_budget(advise):
+    status, out, err = advise("175e9")
+    assert status == 0 and err == ""
+    assert "depth 81, width 13440 (105 heads of 128)" in out
+    assert "nearby practical shapes" in out
+    status, out, _ = advise("175e9", "--json", "--head-size", "64")
+    data = json.loads(out)
+    assert status == 0 and data["suggested"]["width"] % 64 == 0
+    assert len(data["nearby"]) == 5
+
+
+def test_cli_depth(advise):
+    status, out, _ = advise("--depth", "70")
+    assert status == 0 and "optimal width 7510" in out
+    status, out, _ = advise("--depth", "70", "--json")
+    assert json.loads(out)["optimal_width"] == pytest.approx(7510.07, abs=0.01)
+
+
+def test_cli_verdict(advise):
+    status, out, _ = advise("--depth", "96", "--width", "12288")
+    assert status == 0 and "too deep" in out
+    status, out, _ = advise("--depth", "96", "--width", "12288", "--head-size", "128", "--json")
+    data = json.loads(out)
+    assert data["verdict"] == "too deep" and data["heads"] == 96
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("-5",), "budget must be > 0"),
+    (("0",), "budget must be > 0"),
+    (("lots",), "budget must be a number"),
+    (("nan",), "budget must be finite"),
+    (("--width", "100"), "--width needs --depth"),
+    ((), "give a budget"),
+    (("1e9", "--depth", "12"), "not both"),
+    (("--depth", "0"), "depth must be > 0"),
+    (("--depth", "40", "--width", "5140", "--head-size", "128"), "not divisible by head_size"),
+    (("1e9", "--head-size", "0"), "--head-size must be > 0"),
+    (("--depth", "2.5"), "invalid int value"),
+])
+def test_cli_errors(advise, argv, message):
+    status, out, err = advise(*argv)
+    assert status == 2
+    assert out == ""
+    assert err.startswith("dwlib advise: error: ") and message in err
+    assert err.count("\n") == 1
