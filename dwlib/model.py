@@ -1,0 +1,268 @@
+"""The decoder-only self-attention language model of the paper's experiments (section 5).
+
+A GPT-style decoder, written to be read in one sitting:
+
+    x = E[tokens] + P[positions]                      token and learned position embeddings
+    repeat L (= depth) times:                         pre-LayerNorm blocks, eqs. (1)-(2) of the paper
+        x = x + W^O attend(LN(x) W^Q, LN(x) W^K, LN(x) W^V, causal)    H heads of size d_x / H
+        x = x + W_2 GELU(W_1 LN(x))                   MLP of width 4 d_x
+    logits = LN(x) E^T                                output tied to the token embedding (optionally untied)
+
+Each block holds 12 d_x^2 weights in matrices (3 d_x^2 for Q, K, V, d_x^2 for the output
+projection, 8 d_x^2 for the MLP), so the network has ``12 L d_x^2`` non-embedding parameters,
+the size measure of the paper (section 5, following Kaplan et al. 2020); biases and
+LayerNorm gains are counted separately by :func:`parameter_counts`.
+
+Head count: ``heads=None`` picks :func:`default_heads` (head size 64 where the width allows).
+Compute dtype: ``dtype="bfloat16"`` runs matrix products and activations in bfloat16 while
+parameters, LayerNorm statistics, softmax and the loss stay in float32.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from dwlib.attention import attend
+from dwlib.errors import require
+
+DTYPES = ("float32", "bfloat16")
+
+
+def default_heads(width: int) -> int:
+    """The head count used when none is given.
+
+    Head size 64 (``width // 64`` heads) when the width is a positive multiple of 64, as in
+    GPT-2 and in the paper's experiments; otherwise the largest head count ``h <= width / 16``
+    that divides the width (head size at least 16), and at least 1.
+    """
+    require(width >= 1, f"width must be at least 1, got {width}")
+    if width >= 64 and width % 64 == 0:
+        return width // 64
+    for h in range(max(1, width // 16), 0, -1):
+        if width % h == 0:
+            return h
+    return 1
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """Shape of the decoder: ``depth`` L blocks of ``width`` d_x with ``heads`` H heads."""
+
+    vocab_size: int = 1000
+    seq_len: int = 128
+    depth: int = 2
+    width: int = 128
+    heads: int | None = None  # None: default_heads(width)
+    tied: bool = True
+    dtype: str = "float32"
+
+    def __post_init__(self):
+        require(isinstance(self.depth, int) and self.depth >= 1, f"depth must be at least 1, got {self.depth}")
+        require(isinstance(self.width, int) and self.width >= 1, f"width must be at least 1, got {self.width}")
+        require(self.vocab_size >= 2, f"vocab_size must be at least 2, got {self.vocab_size}")
+        require(self.seq_len >= 1, f"seq_len must be at least 1, got {self.seq_len}")
+        require(self.dtype in DTYPES, f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        if self.heads is None:
+            object.__setattr__(self, "heads", default_heads(self.width))
+        require(self.heads >= 1, f"heads must be at least 1, got {self.heads}")
+        require(self.width % self.heads == 0,
+                f"width {self.width} is not divisible by heads {self.heads}")
+
+
+def parameter_counts(cfg: ModelConfig) -> dict:
+    """Parameter counts by kind, from the formula (tested against the real parameter tree).
+
+    ``non_embedding`` is the paper's size measure, the block matrices only: 12 L d_x^2.
+    ``biases``: 9 d_x per block (QKV 3 d_x, output d_x, MLP 4 d_x + d_x).
+    ``norms``: LayerNorm gains and offsets, 2 per block and a final one: (4 L + 2) d_x.
+    ``embeddings``: token (V d_x) and position (N d_x) tables, plus V d_x for an untied output.
+    """
+    L, d, V, N = cfg.depth, cfg.width, cfg.vocab_size, cfg.seq_len
+    counts = {
+        "non_embedding": 12 * L * d * d,
+        "biases": 9 * L * d,
+        "norms": (4 * L + 2) * d,
+        "embeddings": V * d + N * d + (0 if cfg.tied else V * d),
+    }
+    counts["total"] = sum(counts.values())
+    return counts
+
+
+def count_parameters(model: nnx.Module) -> dict:
+    """The same counts as :func:`parameter_counts`, read off the model's parameter tree."""
+    counts = {"non_embedding": 0, "biases": 0, "norms": 0, "embeddings": 0}
+    for path, value in nnx.to_flat_state(nnx.state(model, nnx.Param)):
+        names = [str(p) for p in path]
+        size = int(value.get_value().size) if hasattr(value, "get_value") else int(value.value.size)
+        if names[0] in ("tok", "pos", "head"):
+            kind = "embeddings"
+        elif any(n.startswith("ln") for n in names):
+            kind = "norms"
+        elif names[-1] == "kernel":
+            kind = "non_embedding"
+        else:
+            kind = "biases"
+        counts[kind] += size
+    counts["total"] = sum(counts.values())
+    return counts
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(3,))
+def layer_norm(x, scale, bias, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) * scale + bias over the last axis, statistics in float32.
+
+    The gradient is written by hand (one pass over x: dx = r (g - mean(g) - x^ mean(g x^)) with
+    g = dy * scale): on CPU it measured faster than JAX's derivative of the forward pass.
+    """
+    return _layer_norm_fwd(x, scale, bias, eps)[0]
+
+
+def _layer_norm_fwd(x, scale, bias, eps=1e-5):
+    x32 = x.astype(jnp.float32)
+    mean = jnp.mean(x32, axis=-1, keepdims=True)
+    xc = x32 - mean
+    rstd = jax.lax.rsqrt(jnp.mean(xc * xc, axis=-1, keepdims=True) + eps)
+    xhat = xc * rstd
+    return (xhat * scale + bias).astype(x.dtype), (xhat, rstd, scale)
+
+
+def _layer_norm_bwd(eps, res, dy):
+    xhat, rstd, scale = res
+    dtype, dy = dy.dtype, dy.astype(jnp.float32)
+    g = dy * scale
+    dx = rstd * (g - jnp.mean(g, axis=-1, keepdims=True) - xhat * jnp.mean(g * xhat, axis=-1, keepdims=True))
+    axes = tuple(range(dy.ndim - 1))
+    return dx.astype(dtype), jnp.sum(dy * xhat, axis=axes), jnp.sum(dy, axis=axes)
+
+
+layer_norm.defvjp(_layer_norm_fwd, _layer_norm_bwd)
+
+
+class LayerNorm(nnx.Module):
+    """LayerNorm over the last axis with gain and offset (eps 1e-5, as in PyTorch)."""
+
+    def __init__(self, width: int, eps: float = 1e-5):
+        self.scale = nnx.Param(jnp.ones((width,), jnp.float32))
+        self.bias = nnx.Param(jnp.zeros((width,), jnp.float32))
+        self.eps = eps
+
+    def __call__(self, x):
+        return layer_norm(x, self.scale[...], self.bias[...], self.eps)
+
+
+@jax.custom_vjp
+def cross_entropy(logits, targets):
+    """Mean over positions of logsumexp(logits) - logits[target], in float32.
+
+    Hand-written gradient, (softmax(logits) - onehot(target)) / n: no scatter, one pass.
+    """
+    return _cross_entropy_fwd(logits, targets)[0]
+
+
+def _cross_entropy_fwd(logits, targets):
+    logits = logits.astype(jnp.float32)
+    m = jnp.max(logits, axis=-1, keepdims=True)
+    e = jnp.exp(logits - m)
+    z = jnp.sum(e, axis=-1, keepdims=True)
+    onehot = targets[..., None] == jnp.arange(logits.shape[-1], dtype=targets.dtype)
+    target_logit = jnp.sum(jnp.where(onehot, logits, 0.0), axis=-1)
+    loss = jnp.mean(jnp.log(z[..., 0]) + m[..., 0] - target_logit)
+    return loss, (e / z, onehot)
+
+
+def _cross_entropy_bwd(res, g):
+    p, onehot = res
+    n = p.size // p.shape[-1]
+    return (p - onehot) * (g / n), None
+
+
+cross_entropy.defvjp(_cross_entropy_fwd, _cross_entropy_bwd)
+
+
+class Block(nnx.Module):
+    """One pre-LayerNorm Transformer block: causal multi-head self-attention, then the MLP."""
+
+    def __init__(self, cfg: ModelConfig, rngs: nnx.Rngs):
+        d, dtype = cfg.width, jnp.dtype(cfg.dtype)
+        init = nnx.initializers.normal(0.02)
+        # GPT-2: residual projections scaled down by sqrt(2 L) so the residual stream stays O(1).
+        out_init = nnx.initializers.normal(0.02 / math.sqrt(2 * cfg.depth))
+        linear = lambda i, o, k: nnx.Linear(i, o, kernel_init=k, dtype=dtype, rngs=rngs)  # noqa: E731
+        self.heads = cfg.heads
+        self.ln1 = LayerNorm(d)
+        self.qkv = linear(d, 3 * d, init)  # W^Q, W^K, W^V side by side
+        self.proj = linear(d, d, out_init)  # W^O
+        self.ln2 = LayerNorm(d)
+        self.fc = linear(d, 4 * d, init)
+        self.out = linear(4 * d, d, out_init)
+
+    def __call__(self, x):
+        B, N, d = x.shape
+        q, k, v = jnp.split(self.qkv(self.ln1(x)), 3, axis=-1)
+        shape = (B, N, self.heads, d // self.heads)
+        a = attend(q.reshape(shape), k.reshape(shape), v.reshape(shape), causal=True)
+        x = x + self.proj(a.reshape(B, N, d))
+        return x + self.out(jax.nn.gelu(self.fc(self.ln2(x))))
+
+
+class Decoder(nnx.Module):
+    """Decoder-only language model: ``Decoder(cfg, rngs=nnx.Rngs(seed))(tokens) -> logits``."""
+
+    def __init__(self, cfg: ModelConfig, *, rngs: nnx.Rngs):
+        self.cfg = cfg
+        init = nnx.initializers.normal(0.02)
+        self.tok = nnx.Embed(cfg.vocab_size, cfg.width, embedding_init=init, rngs=rngs)
+        self.pos = nnx.Embed(cfg.seq_len, cfg.width, embedding_init=init, rngs=rngs)
+        self.blocks = nnx.List([Block(cfg, rngs) for _ in range(cfg.depth)])
+        self.ln_f = LayerNorm(cfg.width)
+        if not cfg.tied:
+            self.head = nnx.Linear(cfg.width, cfg.vocab_size, use_bias=False, kernel_init=init, rngs=rngs)
+
+    def features(self, tokens):
+        """Final hidden states (B, N, d_x) after the last LayerNorm."""
+        N = tokens.shape[-1]
+        x = self.tok.embedding[...][tokens] + self.pos.embedding[...][:N]
+        x = x.astype(self.cfg.dtype)
+        for block in self.blocks:
+            x = block(x)
+        return self.ln_f(x)
+
+    def unembed(self, h):
+        w = self.tok.embedding[...] if self.cfg.tied else self.head.kernel[...].T
+        return jnp.einsum("...d,vd->...v", h, w.astype(h.dtype), preferred_element_type=jnp.float32)
+
+    def __call__(self, tokens):
+        """Logits (B, N, V) in float32."""
+        return self.unembed(self.features(tokens))
+
+    def loss(self, tokens, targets):
+        """Mean next-token cross-entropy in nats: logsumexp over the vocabulary minus the target logit."""
+        return cross_entropy(self(tokens), targets.astype(jnp.int32))
+
+
+def abstract_params(cfg: ModelConfig):
+    """``(graphdef, shapes)``: the model's structure and its parameters' shapes, computing nothing."""
+    graphdef, state = nnx.split(nnx.eval_shape(lambda: Decoder(cfg, rngs=nnx.Rngs(0))))
+    return graphdef, nnx.to_pure_dict(state)
+
+
+def init_params(cfg: ModelConfig, seed: int = 0):
+    """``(graphdef, params)``: the model's structure and its initial parameters as a plain dict,
+    created in one compiled computation (much faster than op by op)."""
+    return abstract_params(cfg)[0], _init(cfg, jnp.asarray(seed, jnp.uint32))
+
+
+@partial(jax.jit, static_argnums=0)
+def _init(cfg: ModelConfig, seed):
+    return nnx.to_pure_dict(nnx.state(Decoder(cfg, rngs=nnx.Rngs(jax.random.key(seed)))))
+
+
+def loss_fn(graphdef, params, batch):
+    """Mean next-token loss of ``batch`` (B, N + 1) token ids under ``params``."""
+    return nnx.merge(graphdef, params).loss(batch[:, :-1], batch[:, 1:])

@@ -1,0 +1,112 @@
+"""The decoder of dwlib.model: parameter counts, initial loss, head rule, attention."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from dwlib.attention import attend
+from dwlib.errors import InputError
+from dwlib.model import (Decoder, ModelConfig, count_parameters, default_heads, init_params,
+                         loss_fn, parameter_counts)
+
+
+@pytest.mark.parametrize("depth,width,heads,tied", [(1, 32, None, True), (2, 48, 3, False), (3, 64, None, True)])
+def test_parameter_counts_match_the_parameter_tree(depth, width, heads, tied):
+    cfg = ModelConfig(vocab_size=300, seq_len=16, depth=depth, width=width, heads=heads, tied=tied)
+    model = nnx.eval_shape(lambda: Decoder(cfg, rngs=nnx.Rngs(0)))  # shapes only, no compute
+    counts = parameter_counts(cfg)
+    assert counts == count_parameters(model)
+    assert counts["non_embedding"] == 12 * depth * width**2
+    leaves = jax.tree.leaves(nnx.state(model, nnx.Param))
+    assert counts["total"] == sum(x.size for x in leaves)
+
+
+def test_default_heads_rule():
+    assert default_heads(64) == 1 and default_heads(256) == 4 and default_heads(512) == 8
+    assert default_heads(32) == 2  # largest h <= 32/16 dividing 32
+    assert default_heads(48) == 3 and default_heads(100) == 5 and default_heads(8) == 1
+    assert ModelConfig(width=128).heads == 2
+
+
+def test_bad_shapes_are_input_errors():
+    with pytest.raises(InputError, match="not divisible by heads"):
+        ModelConfig(width=30, heads=4)
+    with pytest.raises(InputError, match="depth must be at least 1"):
+        ModelConfig(depth=0)
+    with pytest.raises(InputError, match="dtype"):
+        ModelConfig(dtype="float16")
+
+
+def test_initial_loss_is_close_to_log_vocabulary_in_float32_and_bfloat16():
+    tokens = jax.random.randint(jax.random.key(1), (8, 33), 0, 1000)
+    losses = []
+    for dtype in ("float32", "bfloat16"):
+        graphdef, params = init_params(ModelConfig(vocab_size=1000, seq_len=32, depth=2, width=32, dtype=dtype))
+        losses.append(float(jax.jit(loss_fn, static_argnums=0)(graphdef, params, tokens)))
+    assert abs(losses[0] - math.log(1000)) < 0.1, losses
+    assert abs(losses[0] - losses[1]) < 0.02, losses  # bfloat16 compute, float32 parameters and loss
+
+
+def test_hand_written_gradients_match_autodiff():
+    """layer_norm, cross_entropy and softmax attention carry custom VJPs (for CPU speed)."""
+    from dwlib.model import cross_entropy, layer_norm
+
+    keys = iter(jax.random.split(jax.random.key(0), 16))
+    x = 3 * jax.random.normal(next(keys), (3, 5, 8)) + 1
+    scale, bias, w = (jax.random.normal(next(keys), s) for s in ((8,), (8,), (3, 5, 8)))
+
+    def ln_ref(x, scale, bias):
+        m = x.mean(-1, keepdims=True)
+        return (x - m) / jnp.sqrt(((x - m) ** 2).mean(-1, keepdims=True) + 1e-5) * scale + bias
+
+    grads = [jax.jit(jax.grad(lambda *a: (f(*a) * w).sum(), argnums=(0, 1, 2)))(x, scale, bias)
+             for f in (layer_norm, ln_ref)]
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+    logits, targets = jax.random.normal(next(keys), (3, 5, 11)), jax.random.randint(next(keys), (3, 5), 0, 11)
+
+    def ce_ref(logits, t):
+        return jnp.mean(jax.nn.logsumexp(logits, -1) - jnp.take_along_axis(logits, t[..., None], -1)[..., 0])
+
+    (l1, g1), (l2, g2) = (jax.jit(jax.value_and_grad(f))(logits, targets) for f in (cross_entropy, ce_ref))
+    np.testing.assert_allclose(l1, l2, rtol=1e-6)
+    np.testing.assert_allclose(g1, g2, rtol=1e-5, atol=1e-7)
+
+    for n in (9, 256):  # 256: causal attention computed in query blocks
+        q, k, v, w = (jax.random.normal(next(keys), (2, n, 3, 4)) for _ in range(4))
+        grads = [jax.jit(jax.grad(lambda q, k, v: (f(q, k, v) * w).sum(), argnums=(0, 1, 2)))(q, k, v)
+                 for f in (lambda q, k, v: attend(q, k, v, causal=True),
+                           lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=True))]
+        for a, b in zip(*grads):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def _naive_attention(q, k, v, normalize, causal):
+    n, d = q.shape[-3], q.shape[-1]
+    s = np.einsum("...ihd,...jhd->...hij", q, k)
+    if normalize == "softmax":
+        s = s / np.sqrt(d)
+        if causal:
+            s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
+        s = np.exp(s - s.max(-1, keepdims=True))
+        s = s / s.sum(-1, keepdims=True)
+    elif causal:
+        s = np.where(np.tril(np.ones((n, n), bool)), s, 0)
+    return np.einsum("...hij,...jhd->...ihd", s, v)
+
+
+@pytest.mark.parametrize("normalize", ["softmax", None])
+@pytest.mark.parametrize("causal", [True, False])
+def test_attention_matches_the_definition(normalize, causal):
+    q, k, v = (np.asarray(jax.random.normal(jax.random.key(i), (2, 7, 3, 4))) for i in range(3))
+    fn = jax.jit(lambda q, k, v: attend(q, k, v, normalize=normalize, causal=causal))
+    got = np.asarray(fn(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v)))
+    np.testing.assert_allclose(got, _naive_attention(q, k, v, normalize, causal), rtol=1e-4, atol=1e-5)
+    # and its gradient exists and is finite
+    g = jax.jit(jax.grad(lambda q, k, v: fn(q, k, v).sum()))(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v))
+    assert np.isfinite(np.asarray(g)).all()

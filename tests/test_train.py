@@ -1,0 +1,138 @@
+"""The trainer of dwlib.train: overfitting, exact resume, data parallelism, divergence, CLI errors."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from dwlib import cli
+from dwlib import train as train_module
+from dwlib.errors import InputError
+from dwlib.train import TrainConfig, train
+
+TEXT = ("Mr. Speaker, the state of the union is strong; we have paid our debts, kept our word, "
+        "and built roads, schools and ports from sea to shining sea. ")
+
+
+@pytest.fixture
+def corpus(tmp_path, monkeypatch):
+    monkeypatch.setenv("DWLIB_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n\n".join(TEXT * 4 for _ in range(40)))
+    return str(path)
+
+
+def tiny(corpus, tmp_path, **kw):
+    base = dict(depth=1, width=32, vocab_size=300, seq_len=32, batch_size=8, steps=12, lr=3e-3,
+                eval_interval=4, eval_batches=2, checkpoint_interval=4, corpus=corpus)
+    return TrainConfig(**{**base, **kw})
+
+
+def test_tiny_model_overfits_a_tiny_corpus(corpus, tmp_path):
+    result = train(tiny(corpus, tmp_path, depth=2, steps=120, lr=1e-2, warmup=0.1, eval_interval=60),
+                   progress=False, verbose=False)
+    assert result["status"] == "completed"
+    first, last = result["train_losses"][0], result["train_loss"]
+    assert abs(first - np.log(300)) < 0.3, first
+    assert last < 0.5, last  # a repeated paragraph is memorised
+    assert result["eval_loss"] < 0.5
+
+
+def test_interrupted_and_resumed_training_equals_uninterrupted(corpus, tmp_path):
+    whole = train(tiny(corpus, tmp_path, out_dir=str(tmp_path / "whole")), progress=False, verbose=False)
+    parts = tiny(corpus, tmp_path, out_dir=str(tmp_path / "parts"))
+    assert train(parts, progress=False, verbose=False, stop_after=6)["status"] == "stopped"  # "killed" at 6
+    assert not (tmp_path / "parts" / "result.json").exists()
+    resumed = train(parts, progress=False, verbose=False)  # resumes from the checkpoint at step 4
+    assert resumed["train_losses"] == whole["train_losses"]  # bit for bit
+    assert resumed["evals"] == whole["evals"]
+    steps = [json.loads(l)["step"] for l in (tmp_path / "parts" / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [json.loads(l)["step"] for l in (tmp_path / "whole" / "metrics.jsonl").read_text().splitlines()]
+    assert sorted(os.listdir(tmp_path / "parts")) == ["checkpoints", "config.json", "metrics.jsonl", "result.json"]
+    assert train(parts, progress=False, verbose=False)["train_losses"] == whole["train_losses"]  # finished: stored
+
+
+def test_divergence_is_recorded_not_raised(corpus, tmp_path):
+    result = train(tiny(corpus, tmp_path, lr=1e9, warmup=0.0, clip_norm=1e30, out_dir=str(tmp_path / "d")),
+                   progress=False, verbose=False)
+    assert result["status"] == "diverged" and 1 <= result["diverged_step"] <= 12
+    assert json.loads((tmp_path / "d" / "result.json").read_text())["status"] == "diverged"
+
+
+def test_eight_devices_give_the_losses_of_one(corpus, tmp_path):
+    """The batch split over 8 simulated CPU devices computes what one device computes."""
+    script = textwrap.dedent(f"""
+        import json, jax
+        from dwlib.train import TrainConfig, train
+        cfg = TrainConfig(depth=1, width=32, vocab_size=300, seq_len=32, batch_size=8, steps=6, lr=3e-3,
+                          eval_interval=3, eval_batches=2, corpus={corpus!r})
+        r = train(cfg, progress=False, verbose=False)
+        print(json.dumps({{"devices": r["devices"]["count"], "losses": r["train_losses"], "evals": r["evals"]}}))
+    """)
+    out = {}
+    for n in (1, 8):  # the flag must be set before JAX starts: one process each
+        env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={n}", "JAX_PLATFORMS": "cpu"}
+        proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out[n] = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert out[n]["devices"] == n
+    np.testing.assert_allclose(out[8]["losses"], out[1]["losses"], rtol=1e-4)
+    np.testing.assert_allclose([e["eval_loss"] for e in out[8]["evals"]], [e["eval_loss"] for e in out[1]["evals"]],
+                               rtol=1e-4)
+
+
+def run_cli(capsys, *args):
+    """``dwlib train ARGS`` in this process, handled as dwlib.cli.main handles it (InputError: one line, 2)."""
+    parser = cli._Parser(prog="dwlib")
+    train_module.add_commands(parser.add_subparsers(dest="command", parser_class=cli._Parser))
+    parsed = parser.parse_args(["train", "--no-progress", *args])
+    try:
+        status = parsed.run(parsed)
+    except InputError as err:
+        print(f"dwlib train: error: {err}", file=sys.stderr)
+        status = 2
+    return status, capsys.readouterr().err.strip()
+
+
+def test_bad_input_gives_one_line_and_status_2(corpus, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    cases = [
+        (["--width", "30", "--heads", "4"], "not divisible by heads"),
+        (["--depth", "0"], "depth must be"),
+        (["--corpus", "nonsense"], "unknown corpus 'nonsense'"),
+        (["--corpus", str(tmp_path / "missing.txt")], "does not exist"),
+        (["--corpus", corpus, "--vocab-size", "300", "--seq-len", "100000"], "too small"),
+        (["--corpus", corpus, "--vocab-size", "300", "--batch-size", "3", "--seq-len", "16"], None),  # valid
+    ]
+    (tmp_path / "empty.txt").write_text("")
+    cases.append((["--corpus", str(tmp_path / "empty.txt")], "empty"))
+    (tmp_path / "file").write_text("x")
+    cases.append((["--corpus", corpus, "--out", str(tmp_path / "file" / "sub")], "not a directory"))
+    monkeypatch.setattr("dwlib.data._hub_reachable", lambda timeout=5.0: False)
+    cases.append((["--corpus", "wikitext-103"], "needs network access"))
+    for args, message in cases:
+        if message is None:
+            continue
+        status, err = run_cli(capsys, "--out", str(out), "--steps", "2", *args)
+        assert status == 2, (args, err)
+        assert message in err and err.count("\n") == 0 and err.startswith("dwlib train: error:"), err
+        assert not out.exists(), args  # validated before anything was created
+
+
+def test_cli_runs_and_bad_input_exits_2_as_a_process(corpus, tmp_path):
+    env = {**os.environ}
+    base = [sys.executable, "-m", "dwlib", "train", "--no-progress", "--corpus", corpus, "--vocab-size", "300",
+            "--depth", "1", "--width", "32", "--seq-len", "16", "--batch-size", "4", "--steps", "3",
+            "--out", str(tmp_path / "run")]
+    bad = subprocess.run(base + ["--heads", "5"], env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0, bad.stderr
+    assert "width 32 is not divisible by heads 5" in bad.stderr and not (tmp_path / "run").exists()
+    ok = subprocess.run(base + ["--json"], env=env, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert result["status"] == "completed" and result["steps_done"] == 3
+    assert json.loads(ok.stdout)["config"]["heads"] == 2
