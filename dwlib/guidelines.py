@@ -26,6 +26,11 @@ Everything takes plain numbers or numpy arrays and returns plain numbers, numpy 
 or lists of dicts.  Bad input raises :class:`dwlib.errors.InputError` with one line naming
 the failed condition.  A different fit (for example ours, from :func:`fit_from_transitions`)
 can be passed everywhere as ``fit=Fit(...)``.
+
+The book's chapter "Optimal depth and width" also uses the chart and widget builders at the
+end (:func:`models_chart`, :func:`advisor_chart`, :func:`advisor_html`,
+:func:`advisor_widget`); they import altair, pandas and ipywidgets inside, so importing this
+module needs numpy only.
 """
 
 from __future__ import annotations
@@ -699,3 +704,364 @@ def add_commands(sub) -> None:
                    help="fit: log optimal width per layer (default 0.0555)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=_run_advise)
+
+
+# --------------------------------------------------------------------------------------------
+# Charts and widgets for the book (altair, pandas and ipywidgets are imported inside)
+# --------------------------------------------------------------------------------------------
+
+#: colours of the three verdicts in the book's charts.
+VERDICT_COLORS = {"too shallow": "#1f77b4", "near optimal": "#2ca02c", "too deep": "#d62728"}
+#: Newton steps unrolled in the advisor chart's Vega expressions (from the start used by
+#: :func:`optimal_depth`, 6 steps already agree with it to ~1e-15 for budgets 1e5 - 1e14).
+ADVISOR_NEWTON_STEPS = 8
+
+
+def _shape_groups(models, fit: Fit, rel_tol: float, abs_tol: float) -> list[dict]:
+    """Models with the same (depth, width) merged into one point (names joined by ' / '),
+    each with budget, optimal depth, depth ratio and verdict, always computed with ``fit`` (a
+    verdict the model carries may come from another fit)."""
+    groups: dict = {}
+    for m in models:
+        v = verdict(m["depth"], m["width"], fit=fit, rel_tol=rel_tol, abs_tol=abs_tol)
+        key = (v["depth"], v["width"])
+        g = groups.setdefault(key, {"names": [], "sources": [], "depth": v["depth"],
+                                    "width": v["width"], "budget": v["budget"],
+                                    "optimal_depth": v["optimal_depth"],
+                                    "depth_ratio": v["depth_ratio"],
+                                    "verdict": v["verdict"]})
+        g["names"].append(m["name"])
+        src = m.get("source")
+        if src and src not in g["sources"]:
+            g["sources"].append(src)
+    return [{"name": " / ".join(g["names"]), "depth": g["depth"], "width": g["width"],
+             "budget": g["budget"], "optimal_depth": g["optimal_depth"],
+             "depth_ratio": g["depth_ratio"], "verdict": g["verdict"],
+             "source": ", ".join(g["sources"])} for g in groups.values()]
+
+
+def optimal_curve(budget_range=(1e6, 1e13), points: int = 200, fit: Fit = AUTHORS_FIT,
+                  rel_tol: float = DEFAULT_REL_TOL, abs_tol: float = DEFAULT_ABS_TOL) -> dict:
+    """The fit's optimal depth and width over a log-spaced range of budgets, with the band of
+    depths the verdict calls "near optimal": L* -+ max(rel_tol L*, abs_tol) (lower end >= 0).
+
+    Returns a dict of numpy arrays: budget, depth, width, depth_low, depth_high.
+    """
+    lo, hi = (float(x) for x in _positive(budget_range, "budget_range").ravel())
+    require(hi > lo, f"budget_range must be increasing, got {budget_range!r}")
+    require(isinstance(points, (int, np.integer)) and points >= 2,
+            f"points must be an integer >= 2, got {points!r}")
+    N = np.geomspace(lo, hi, int(points))
+    L = np.asarray(optimal_depth(N, fit))
+    tol = np.maximum(rel_tol * L, abs_tol)
+    return {"budget": N, "depth": L, "width": np.asarray(optimal_width(L, fit)),
+            "depth_low": np.maximum(L - tol, 0.0), "depth_high": L + tol}
+
+
+_BUDGET_LABEL = ("datum.value >= 1e12 ? format(datum.value / 1e12, '~g') + 'T'"
+                 " : datum.value >= 1e9 ? format(datum.value / 1e9, '~g') + 'B'"
+                 " : datum.value >= 1e6 ? format(datum.value / 1e6, '~g') + 'M'"
+                 " : format(datum.value, '~g')")
+
+
+def _budget_x(lo: float, hi: float):
+    """The log-scale budget axis of the charts: ticks at powers of ten, labelled 1M, 1B, 1T."""
+    import altair as alt
+
+    ticks = [10.0 ** k for k in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1)]
+    return alt.X("budget:Q", scale=alt.Scale(type="log", domain=[lo, hi]),
+                 title="non-embedding budget N = 12 L d² (parameters)",
+                 axis=alt.Axis(values=ticks, labelExpr=_BUDGET_LABEL))
+
+
+def _short_label(names: list[str]) -> str:
+    """A point's label: at most two names (size suffixes in parentheses dropped), then +k."""
+    short = [n.split(" (")[0] for n in names]
+    return " / ".join(short[:2]) + (f" +{len(short) - 2}" if len(short) > 2 else "")
+
+
+def _place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0) -> list:
+    """Greedy placement of point labels in pixel space (x, y in pixels, y down).
+
+    For each point, in order, the first of a few candidate positions (right or left of the
+    point, level, above or below) whose box stays inside the chart and overlaps no point and
+    no label placed so far; if none is free, the one with the least overlap.  Returns
+    (align, dx, dy) per point, offsets in pixels from the point to the label's anchor.
+    Deterministic (no randomness), so the chart's spec is the same on every run.
+    """
+    char_w, box_h, gap = 0.56 * font_size, font_size + 2, 7
+    candidates = [("left", gap, 0), ("left", gap, -box_h), ("left", gap, box_h),
+                  ("right", -gap, 0), ("right", -gap, -box_h), ("right", -gap, box_h),
+                  ("left", gap, -2 * box_h), ("left", gap, 2 * box_h),
+                  ("right", -gap, -2 * box_h), ("right", -gap, 2 * box_h)]
+    dots = [(x - 4, y - 4, x + 4, y + 4) for x, y in zip(xs, ys)]
+    placed: list = []
+    out = []
+
+    def overlap(a, b):
+        w = min(a[2], b[2]) - max(a[0], b[0])
+        h = min(a[3], b[3]) - max(a[1], b[1])
+        return w * h if w > 0 and h > 0 else 0.0
+
+    for i, (x, y, text) in enumerate(zip(xs, ys, texts)):
+        w = char_w * len(text)
+        best, best_cost = None, None
+        for align, dx, dy in candidates:
+            x0 = x + dx if align == "left" else x + dx - w
+            box = (x0, y + dy - box_h / 2, x0 + w, y + dy + box_h / 2)
+            outside = (max(0, -box[0]) + max(0, box[2] - width)
+                       + max(0, -box[1]) + max(0, box[3] - height)) * box_h
+            cost = outside + sum(overlap(box, o) for o in placed) + sum(
+                overlap(box, d) for j, d in enumerate(dots) if j != i)
+            if best_cost is None or cost < best_cost:
+                best, best_cost = (align, dx, dy, box), cost
+            if cost == 0:
+                break
+        placed.append(best[3])
+        out.append(best[:3])
+    return out
+
+
+def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_REL_TOL,
+                 abs_tol: float = DEFAULT_ABS_TOL, budget_range=(3e7, 3e12),
+                 width: int = 600, height: int = 400):
+    """Depth against non-embedding budget 12 L d^2 (log x): the fit's optimal-depth curve,
+    the "near optimal" band of :func:`verdict`, and ``models`` as labelled points coloured by
+    verdict, with tooltips.
+
+    ``models``: dicts with ``name``, ``depth``, ``width`` and optionally ``source`` (default
+    :func:`load_models`).  Models of the same shape are drawn as one point (the label shows at
+    most two names, the tooltip all).  Verdicts are computed with ``fit``/``rel_tol``/
+    ``abs_tol`` (so the colours match the curve and band).  Labels are placed so as not to
+    overlap (:func:`_place_labels`).
+    """
+    import altair as alt
+    import pandas as pd
+
+    models = load_models(fit, rel_tol, abs_tol) if models is None else list(models)
+    lo, hi = (float(v) for v in _positive(budget_range, "budget_range").ravel())
+    require(hi > lo, f"budget_range must be increasing, got {budget_range!r}")
+    curve = pd.DataFrame(optimal_curve((lo, hi), 160, fit, rel_tol, abs_tol))
+    curve["size"] = [_fmt_n(n) for n in curve["budget"]]
+    groups = sorted(_shape_groups(models, fit, rel_tol, abs_tol),
+                    key=lambda p: (p["budget"], p["depth"]))
+    ymax = float(max([curve["depth_high"].max()] + [p["depth"] for p in groups])) * 1.05
+    ytop = 10 * math.ceil(ymax / 10)
+    # pixel positions -> label offsets -> label anchors back in data coordinates
+    lx0, lx1 = math.log10(lo), math.log10(hi)
+    px = [(math.log10(p["budget"]) - lx0) / (lx1 - lx0) * width for p in groups]
+    py = [(1 - p["depth"] / ytop) * height for p in groups]
+    texts = [_short_label(p["name"].split(" / ")) for p in groups]
+    places = _place_labels(px, py, texts, width, height)
+    rows = []
+    for p, x, y, text, (align, dx, dy) in zip(groups, px, py, texts, places):
+        rows.append(dict(p, label=text, align=align, size=_fmt_n(p["budget"]),
+                         label_budget=10 ** (lx0 + (x + dx) / width * (lx1 - lx0)),
+                         label_depth=(1 - (y + dy) / height) * ytop))
+    pts = pd.DataFrame(rows)
+    x = _budget_x(lo, hi)
+    xscale = alt.Scale(type="log", domain=[lo, hi])
+    yscale = alt.Scale(domain=[0, ytop])
+    band = alt.Chart(curve).mark_area(opacity=0.18, color=VERDICT_COLORS["near optimal"]).encode(
+        x=x, y=alt.Y("depth_low:Q", scale=yscale, title="depth L (layers)"), y2="depth_high:Q")
+    line = alt.Chart(curve).mark_line(color="black").encode(
+        x=x, y=alt.Y("depth:Q", scale=yscale),
+        tooltip=[alt.Tooltip("size:N", title="budget N"),
+                 alt.Tooltip("depth:Q", format=".1f", title="optimal depth L*"),
+                 alt.Tooltip("width:Q", format=",.0f", title="optimal width d*")])
+    vscale = alt.Scale(domain=list(VERDICT_COLORS), range=list(VERDICT_COLORS.values()))
+    color = alt.Color("verdict:N", title="verdict", scale=vscale,
+                      legend=alt.Legend(orient="bottom-right"))
+    tips = [alt.Tooltip("name:N", title="model"), alt.Tooltip("depth:Q", title="depth L"),
+            alt.Tooltip("width:Q", format=",", title="width d"),
+            alt.Tooltip("size:N", title="12 L d²"),
+            alt.Tooltip("optimal_depth:Q", format=".1f", title="optimal depth L*"),
+            alt.Tooltip("depth_ratio:Q", format=".2f", title="L / L*"),
+            alt.Tooltip("verdict:N"), alt.Tooltip("source:N", title="source")]
+    dots = alt.Chart(pts).mark_point(filled=True, size=70, opacity=0.9).encode(
+        x=x, y=alt.Y("depth:Q", scale=yscale), color=color, tooltip=tips)
+    layers = [band, line, dots]
+    for align in ("left", "right"):
+        layers.append(alt.Chart(pts).transform_filter(f"datum.align == '{align}'")
+                      .mark_text(align=align, baseline="middle", fontSize=9).encode(
+                          x=alt.X("label_budget:Q", scale=xscale),
+                          y=alt.Y("label_depth:Q", scale=yscale),
+                          color=color, text="label:N", tooltip=tips))
+    return (alt.layer(*layers)
+            .properties(width=width, height=height,
+                        title="Real models against the fit's optimal depth (band: near optimal)"))
+
+
+def advisor_expressions(fit: Fit = AUTHORS_FIT, head_size: int = DEFAULT_HEAD_SIZE,
+                        param: str = "log10_budget",
+                        steps: int = ADVISOR_NEWTON_STEPS) -> list[tuple[str, str]]:
+    """The advisor chart's computation as Vega expressions: ordered (field, expression) pairs
+    that turn the slider value ``param`` = log10(N) into the fit's optimal shape.
+
+    Fields: budget N; c and u0..u{steps} (Newton's method of :func:`optimal_depth` in
+    u = log L, unrolled ``steps`` times from the same start); depth L* = exp(u); width
+    d* = exp(a + b L*); practical_depth max(1, round(L*)); practical_width, the multiple of
+    ``head_size`` nearest to sqrt(N / (12 depth)) (at least one head); heads.  The fit's
+    constants are written in from ``fit`` (never retyped).  Only log, exp, pow, sqrt, min,
+    max and round are used, and no conditionals, so the tests can evaluate them in Python.
+    """
+    h = _head_size(head_size)
+    require(isinstance(steps, (int, np.integer)) and steps >= 1,
+            f"steps must be an integer >= 1, got {steps!r}")
+    a, b = repr(float(fit.log_width_intercept)), repr(float(fit.depth_slope))
+    k = repr(float(PARAMS_PER_LAYER_PER_WIDTH2))
+    out = [("budget", f"pow(10, {param})"),
+           ("c", f"log(datum.budget) - log({k}) - 2 * {a}"),
+           # start right of the root (see optimal_depth); equals c when c <= 0.
+           ("u0", f"min(datum.c, log(max(datum.c, 0) / (2 * {b}) + 1) + 1)")]
+    for i in range(steps):
+        u = f"datum.u{i}"
+        out.append((f"u{i + 1}", f"{u} - ({u} + 2 * {b} * exp({u}) - datum.c)"
+                                 f" / (1 + 2 * {b} * exp({u}))"))
+    out += [("depth", f"exp(datum.u{steps})"),
+            ("width", f"exp({a} + {b} * datum.depth)"),
+            ("practical_depth", "max(1, round(datum.depth))"),
+            ("practical_width", f"{h} * max(1, round(sqrt(datum.budget / ({k} * "
+                                f"datum.practical_depth)) / {h}))"),
+            ("heads", f"datum.practical_width / {h}")]
+    return out
+
+
+def advisor_chart(fit: Fit = AUTHORS_FIT, models=None, head_size: int = DEFAULT_HEAD_SIZE,
+                  budget_range=(1e6, 1e13), budget: float = 175e9, width: int = 600):
+    """The fit's optimal depth and width against the budget, with a slider bound to
+    log10(budget): a marker on each curve and a text line give the suggested shape for the
+    slider's budget.  Everything is computed by Vega expressions (:func:`advisor_expressions`)
+    in the page, so it works in the static book with no kernel.
+
+    ``models`` (optional): dicts with ``name``, ``depth``, ``width`` drawn as grey points on
+    the depth panel (same shape merged).  ``budget``: the slider's initial value.
+    """
+    import altair as alt
+    import pandas as pd
+
+    from dwlib.plots import slider
+
+    lo, hi = (float(x) for x in _positive(budget_range, "budget_range").ravel())
+    require(hi > lo, f"budget_range must be increasing, got {budget_range!r}")
+    N0 = _positive_scalar(budget, "budget")
+    require(lo <= N0 <= hi, f"budget must lie in budget_range, got {_num(N0)}")
+    h = _head_size(head_size)
+    _require_one_head(lo, h)
+    curve = pd.DataFrame(optimal_curve((lo, hi), 200, fit))
+    curve["size"] = [_fmt_n(n) for n in curve["budget"]]
+    pick = slider("log10_budget", math.log10(lo), math.log10(hi), 0.001,
+                  round(math.log10(N0), 3), label="log10(budget N)")
+    x = _budget_x(lo, hi)
+    ydepth = alt.Scale(domain=[0, math.ceil(float(curve["depth"].max()) / 10) * 10 + 10])
+    ywidth = alt.Scale(type="log")
+    width_ticks = [10.0 ** k for k in range(2, 7)]
+    marker = alt.Chart(pd.DataFrame({"i": [0]}))
+    for field, expr in advisor_expressions(fit, h, pick.name):
+        marker = marker.transform_calculate(**{field: expr})
+    size = ("datum.budget >= 1e12 ? format(datum.budget / 1e12, '.3~r') + 'T'"
+            " : datum.budget >= 1e9 ? format(datum.budget / 1e9, '.3~r') + 'B'"
+            " : format(datum.budget / 1e6, '.3~r') + 'M'")
+    marker = marker.transform_calculate(
+        size=size,
+        summary=("'N = ' + datum.size + ': optimal depth L* = ' + format(datum.depth, '.1f')"
+                 " + ', width d* = ' + format(datum.width, ',.0f')"),
+        practical=("'practical: ' + format(datum.practical_depth, 'd') + ' layers of width '"
+                   " + format(datum.practical_width, ',d') + ' (' + format(datum.heads, 'd')"
+                   f" + ' heads of {h})'"),
+        depth_label="'L* = ' + format(datum.depth, '.1f')",
+        width_label="'d* = ' + format(datum.width, ',.0f')")
+    # labels flip to the left of the marker in the right half of the range
+    mid = (math.log10(lo) + math.log10(hi)) / 2
+    align = alt.expr(f"{pick.name} > {mid!r} ? 'right' : 'left'")
+    dx = alt.expr(f"{pick.name} > {mid!r} ? -10 : 10")
+    # both curves rise to the right: put the label above-left of the marker in the right half
+    # and below-right of it in the left half, off the curve
+    dy = alt.expr(f"{pick.name} > {mid!r} ? -10 : 12")
+    rule = marker.mark_rule(color="#888", strokeDash=[4, 3]).encode(x=x)
+
+    depth_line = alt.Chart(curve).mark_line(color="black").encode(
+        x=x, y=alt.Y("depth:Q", scale=ydepth, title="optimal depth L* (layers)"),
+        tooltip=[alt.Tooltip("size:N", title="budget N"),
+                 alt.Tooltip("depth:Q", format=".1f", title="L*"),
+                 alt.Tooltip("width:Q", format=",.0f", title="d*")])
+    layers = [depth_line]
+    if models:
+        pts = pd.DataFrame(_shape_groups(models, fit, DEFAULT_REL_TOL, DEFAULT_ABS_TOL))
+        layers.append(alt.Chart(pts).mark_point(color="#999", size=30).encode(
+            x=x, y=alt.Y("depth:Q", scale=ydepth),
+            tooltip=[alt.Tooltip("name:N", title="model"), "depth:Q",
+                     alt.Tooltip("width:Q", format=","), "verdict:N"]))
+    depth_enc = dict(x=x, y=alt.Y("depth:Q", scale=ydepth))
+    layers += [
+        rule,
+        marker.mark_point(size=140, filled=True, color="#ff7f0e").encode(**depth_enc),
+        marker.mark_text(align=align, dx=dx, dy=dy, fontSize=12, fontWeight="bold",
+                         color="#ff7f0e").encode(text="depth_label:N", **depth_enc),
+        marker.mark_text(align="left", baseline="top", fontSize=12, fontWeight="bold").encode(
+            x=alt.value(4), y=alt.value(4), text="summary:N"),
+        marker.mark_text(align="left", baseline="top", fontSize=12).encode(
+            x=alt.value(4), y=alt.value(20), text="practical:N"),
+    ]
+    depth_panel = alt.layer(*layers).properties(width=width, height=260)
+    width_enc = dict(x=x, y=alt.Y("width:Q", scale=ywidth, title="optimal width d*",
+                                  axis=alt.Axis(values=width_ticks, format=",")))
+    width_panel = alt.layer(
+        alt.Chart(curve).mark_line(color="black").encode(
+            tooltip=[alt.Tooltip("size:N", title="budget N"),
+                     alt.Tooltip("width:Q", format=",.0f", title="d*")], **width_enc),
+        rule,
+        marker.mark_point(size=140, filled=True, color="#ff7f0e").encode(**width_enc),
+        marker.mark_text(align=align, dx=dx, dy=dy, fontSize=12, fontWeight="bold",
+                         color="#ff7f0e").encode(text="width_label:N", **width_enc),
+    ).properties(width=width, height=160)
+    return alt.vconcat(depth_panel, width_panel).add_params(pick)
+
+
+def advisor_html(budget: float, head_size: int = DEFAULT_HEAD_SIZE, fit: Fit = AUTHORS_FIT,
+                 span: int = 2) -> str:
+    """The advisor's answer for a budget as HTML: the continuous optimum, the suggested
+    practical shape (:func:`practical_shape`) and a table of :func:`nearby_shapes` with their
+    verdicts (the suggested row in bold).  Bad input gives a one-line error paragraph."""
+    import html
+
+    try:
+        best = practical_shape(budget, head_size=head_size, fit=fit)
+        near = nearby_shapes(budget, head_size=head_size, span=span, fit=fit)
+    except InputError as err:
+        return f'<p class="dw-advisor-error">{html.escape(str(err))}</p>'
+    h = best["head_size"]
+    rows = []
+    for s in near:
+        b = ("<b>", "</b>") if s["depth"] == best["depth"] else ("", "")
+        cells = (s["depth"], f"{s['width']:,}", s["heads"], _fmt_n(s["budget"]),
+                 f"{s['depth_ratio']:.2f}", s["verdict"])
+        rows.append("<tr>" + "".join(f"<td>{b[0]}{c}{b[1]}</td>" for c in cells) + "</tr>")
+    head = "".join(f"<th>{c}</th>" for c in
+                   ("depth L", "width d", "heads", "budget 12 L d²", "L / L*", "verdict"))
+    return (f"<p>Budget N = <b>{_fmt_n(float(budget))}</b> non-embedding parameters: optimal "
+            f"depth L* = {best['optimal_depth']:.2f}, optimal width d* = "
+            f"{best['optimal_width']:,.0f}.<br>Suggested: <b>{best['depth']} layers of width "
+            f"{best['width']:,}</b> ({_heads(best['heads'], h)}), actual budget "
+            f"{_fmt_n(best['budget'])}.</p>"
+            f'<table class="dw-advisor"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def advisor_widget(budget: float = 175e9, head_size: int = DEFAULT_HEAD_SIZE,
+                   fit: Fit = AUTHORS_FIT, span: int = 2):
+    """A live advisor (ipywidgets): a log slider for the budget (1e6 to 1e13) and a choice of
+    head size; the panel shows :func:`advisor_html` for the current values."""
+    import ipywidgets as widgets
+
+    from dwlib.widgets import explorer, log_slider
+
+    sizes = sorted({32, 64, 96, 128, 160, 192, 256, _head_size(head_size)})
+    head = widgets.Dropdown(options=sizes, value=int(head_size), description="head size",
+                            style={"description_width": "initial"})
+
+    def render(budget: float, head_size: int) -> str:
+        return advisor_html(budget, head_size=head_size, fit=fit, span=span)
+
+    return explorer(render, budget=log_slider("budget N", float(budget), 6, 13, 0.05),
+                    head_size=head)

@@ -125,3 +125,14 @@ def test_notebooks_run_on_colab_as_they_are(nb):
     assert notebook.metadata.get("accelerator") == "TPU"
     # committed with outputs: nbval compares them
     assert any(c.get("outputs") for c in notebook.cells if c.cell_type == "code")
+
+
+def test_colab_install_cells_point_at_the_configured_repository():
+    import nbformat
+    import yaml
+
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    assert book.COLAB_INSTALL == f"dwlib @ git+{url}"
+    for nb in sorted((ROOT / "book").rglob("*.ipynb")):
+        first = nbformat.read(nb, as_version=4).cells[0].source
+        assert f'"{book.COLAB_INSTALL}"' in first, nb.name

@@ -386,3 +386,201 @@ def test_cli_errors(advise, argv, message):
     assert out == ""
     assert err.startswith("dwlib advise: error: ") and message in err
     assert err.count("\n") == 1
+
+
+# ------------------------------------------------------------------------------------------
+# Charts, the advisor and its widget (the book's "Optimal depth and width" chapter)
+# ------------------------------------------------------------------------------------------
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "guidelines.ipynb"
+
+
+class _Datum:
+    """Attribute access to a dict, as ``datum.x`` in a Vega expression."""
+
+    def __init__(self, values):
+        self.__dict__["values"] = values
+
+    def __getattr__(self, name):
+        return self.values[name]
+
+
+def _eval_vega(exprs, param, value):
+    """Evaluate the advisor's (field, expression) pairs as Vega would, in Python."""
+    datum = {}
+    ns = {"datum": _Datum(datum), param: value, "log": math.log, "exp": math.exp,
+          "pow": math.pow, "sqrt": math.sqrt, "min": min, "max": max,
+          "round": lambda x: math.floor(x + 0.5)}  # JavaScript's Math.round
+    for field, expr in exprs:
+        datum[field] = eval(expr, {"__builtins__": {}}, ns)  # noqa: S307 (our own strings)
+    return datum
+
+
+@pytest.mark.parametrize("fit", [g.AUTHORS_FIT, g.Fit(4.0, 0.08), g.Fit(6.5, 0.03)])
+def test_advisor_expressions_match_the_library(fit):
+    exprs = g.advisor_expressions(fit, head_size=128)
+    assert [f for f, _ in exprs][:3] == ["budget", "c", "u0"]
+    for log_n in np.arange(6.0, 13.01, 0.37):
+        d = _eval_vega(exprs, "log10_budget", log_n)
+        N = 10 ** log_n
+        assert d["budget"] == pytest.approx(N, rel=1e-12)
+        assert d["depth"] == pytest.approx(g.optimal_depth(N, fit), rel=1e-10)
+        assert d["width"] == pytest.approx(g.optimal_width(d["depth"], fit), rel=1e-10)
+        p = g.practical_shape(N, head_size=128, fit=fit)
+        assert (d["practical_depth"], d["practical_width"], d["heads"]) == (
+            p["depth"], p["width"], p["heads"])
+
+
+def test_advisor_expressions_take_constants_from_the_fit():
+    fit = g.Fit(4.25, 0.0625)
+    text = " ".join(e for _, e in g.advisor_expressions(fit, head_size=64, param="p"))
+    assert repr(4.25) in text and repr(0.0625) in text and "64 *" in text
+    assert "5.039" not in text and "0.0555" not in text
+    assert "pow(10, p)" in text
+    assert len(g.advisor_expressions(steps=3)) == len(g.advisor_expressions(steps=8)) - 5
+    with pytest.raises(InputError, match="steps"):
+        g.advisor_expressions(steps=0)
+    with pytest.raises(InputError, match="head_size"):
+        g.advisor_expressions(head_size=0)
+
+
+def test_optimal_curve():
+    c = g.optimal_curve((1e6, 1e13), 50)
+    assert c["budget"][0] == pytest.approx(1e6) and c["budget"][-1] == pytest.approx(1e13)
+    np.testing.assert_allclose(12 * c["depth"] * c["width"] ** 2, c["budget"], rtol=1e-10)
+    tol = np.maximum(0.1 * c["depth"], 1.0)
+    np.testing.assert_allclose(c["depth_high"] - c["depth"], tol)
+    assert np.all(c["depth_low"] >= 0) and np.all(np.diff(c["depth"]) > 0)
+    # the band is exactly the verdict's "near optimal": its edges sit on the rule's boundary
+    for N, hi in zip(c["budget"][::10], c["depth_high"][::10]):
+        assert g.verdict(hi * 0.999, math.sqrt(N / (12 * hi * 0.999)))["verdict"] == "near optimal"
+        assert g.verdict(hi * 1.01, math.sqrt(N / (12 * hi * 1.01)))["verdict"] == "too deep"
+    with pytest.raises(InputError, match="increasing"):
+        g.optimal_curve((1e9, 1e6))
+    with pytest.raises(InputError, match="points"):
+        g.optimal_curve((1e6, 1e9), 1)
+
+
+def test_models_chart():
+    from dwlib import plots
+
+    models = g.load_models() + g.gpt3_table()
+    chart = g.models_chart(models)
+    spec = chart.to_dict()
+    assert plots.spec_json(g.models_chart(models)) == plots.spec_json(chart)  # deterministic
+    layers = spec["layer"]
+    assert [lay["mark"]["type"] for lay in layers] == ["area", "line", "point", "text", "text"]
+    points = spec["datasets"][layers[2]["data"]["name"]]
+    names = " / ".join(p["name"] for p in points)
+    for m in models:  # every model drawn (same shapes merged into one point)
+        assert m["name"] in names
+    assert len(points) == len({(m["depth"], m["width"]) for m in models})
+    merged = next(p for p in points if (p["depth"], p["width"]) == (96, 12288))
+    assert merged["name"] == "OPT-175B / GPT-3 175B" and merged["verdict"] == "too deep"
+    assert "zhang2022opt" in merged["source"] and "brown2020language" in merged["source"]
+    color = layers[2]["encoding"]["color"]
+    assert color["scale"]["domain"] == ["too shallow", "near optimal", "too deep"]
+    assert {t["field"] for t in layers[2]["encoding"]["tooltip"]} >= {
+        "name", "depth", "width", "size", "optimal_depth", "verdict", "source"}
+    assert layers[2]["encoding"]["x"]["scale"]["type"] == "log"
+    # labels: at most two names per point, each left or right of its point
+    assert all(p["label"].count(" / ") <= 1 and p["align"] in ("left", "right") for p in points)
+    assert next(p for p in points if p["depth"] == 12)["label"] == "BERT-base / GPT-2 Small +1"
+
+
+def test_place_labels_avoids_overlaps():
+    # three points in a row, close together: the labels must not overlap each other
+    xs, ys = [100, 104, 108], [100, 100, 100]
+    places = g._place_labels(xs, ys, ["aaaaaaaa"] * 3, 400, 300)
+    boxes = []
+    for x, y, (align, dx, dy) in zip(xs, ys, places):
+        w = 0.56 * 9 * 8
+        x0 = x + dx if align == "left" else x + dx - w
+        boxes.append((x0, y + dy - 5.5, x0 + w, y + dy + 5.5))
+    for i in range(3):
+        for j in range(i):
+            a, b = boxes[i], boxes[j]
+            assert min(a[2], b[2]) <= max(a[0], b[0]) or min(a[3], b[3]) <= max(a[1], b[1])
+    # a point at the right edge gets its label on the left
+    assert g._place_labels([395], [150], ["a long label"], 400, 300)[0][0] == "right"
+
+
+def test_models_chart_default_models_and_other_fit():
+    chart = g.models_chart()  # load_models()
+    points = [d for d in chart.to_dict()["datasets"].values() if "verdict" in d[0]][0]
+    assert any(p["name"] == "PaLM-540B" for p in points)
+    # the colours follow the fit passed in, not the verdicts load_models() computed
+    other = g.Fit(9.0, 0.01)
+    flat = g.models_chart(g.load_models(), fit=other).to_dict()
+    points = [d for d in flat["datasets"].values() if "verdict" in d[0]][0]
+    for p in points:
+        assert p["verdict"] == g.verdict(p["depth"], p["width"], fit=other)["verdict"]
+    assert {p["verdict"] for p in points} != {m["verdict"] for m in g.load_models()}
+
+
+def test_advisor_chart_spec():
+    from dwlib import plots
+
+    fit = g.Fit(4.5, 0.06)
+    chart = g.advisor_chart(fit=fit, models=g.load_models(), budget=1e9)
+    spec = chart.to_dict()
+    again = g.advisor_chart(fit=fit, models=g.load_models(), budget=1e9)
+    assert plots.spec_json(chart) == plots.spec_json(again)  # deterministic
+    (param,) = spec["params"]
+    assert param["name"] == "log10_budget" and param["value"] == 9.0
+    assert param["bind"]["input"] == "range"
+    assert (param["bind"]["min"], param["bind"]["max"]) == (6.0, 13.0)
+    text = json.dumps(spec)
+    for _, expr in g.advisor_expressions(fit, 128, "log10_budget"):
+        assert json.dumps(expr)[1:-1] in text  # the computation is in the page
+    assert "5.039" not in text  # constants from the fit passed in, not the authors'
+    assert len(spec["vconcat"]) == 2
+    with pytest.raises(InputError, match="budget_range"):
+        g.advisor_chart(budget=1e14)
+
+
+def test_advisor_html():
+    html = g.advisor_html(175e9)
+    best = g.practical_shape(175e9)
+    assert f"<b>{best['depth']} layers of width {best['width']:,}</b>" in html
+    assert html.count("<tr>") == 1 + len(g.nearby_shapes(175e9))
+    assert f"<td><b>{best['depth']}</b></td>" in html
+    assert "near optimal" in html
+    small = g.advisor_html(1e6, head_size=64)
+    assert "64" in small and "<table" in small
+    err = g.advisor_html(1e3)
+    assert 'class="dw-advisor-error"' in err and "12 * head_size^2" in err
+    assert g.advisor_html(175e9, fit=g.Fit(4.0, 0.08)) != html
+
+
+def test_advisor_widget_updates():
+    w = g.advisor_widget(budget=1e9, head_size=128)
+    (slider, head), panel = w.children[0].children, w.children[1]
+    assert panel.value == g.advisor_html(slider.value, 128)
+    slider.value = 1e12
+    assert panel.value == g.advisor_html(1e12, 128)
+    head.value = 64
+    assert panel.value == g.advisor_html(1e12, 64)
+    assert (slider.min, slider.max) == (6, 13)
+
+
+def test_guidelines_import_needs_no_plotting_or_widgets():
+    import subprocess
+    import sys
+
+    code = ("import sys, dwlib.guidelines; "
+            "print([m for m in ('altair', 'ipywidgets', 'pandas') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_chapter_cites_every_model_source():
+    """The guidelines chapter cites the source of every model shape it draws."""
+    if not NOTEBOOK.exists():
+        pytest.skip("book/guidelines.ipynb not written")
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    cited = set(re.findall(r"\{cite\}`([^`]+)`", prose))
+    cited = {k.strip() for group in cited for k in group.split(",")}
+    needed = {m["source"] for m in g.load_models()} | {"brown2020language", "levine2020depth"}
+    assert needed <= cited, sorted(needed - cited)
