@@ -2,6 +2,7 @@
 
 Levine, Wies, Sharir, Bata and Shashua, NeurIPS 2020. One module per concept of the paper:
 
+- :mod:`dwlib.analysed`    the analysed network of eq. (3) and the Transformer layer of eqs. (1)-(2)
 - :mod:`dwlib.bounds`      the depth threshold L_th = log3(d_x) and the separation-rank bounds (eqs. 7, 8)
 - :mod:`dwlib.env`         a short report of the backend, devices and versions a notebook runs on
 - :mod:`dwlib.plots`       Altair charts that render offline in the book and live in a kernel

@@ -285,7 +285,6 @@ def corollary1_width(width, heads, depth, shallow_depth):
     for name, v in (("width", width), ("heads", heads), ("depth", depth), ("shallow depth", shallow_depth)):
         _check_int(name, v)
     require(shallow_depth < depth, f"shallow depth must be < depth: {shallow_depth} >= {depth}")
-    require(width % heads == 0, f"heads must divide width: {width} % {heads} = {width % heads}")
     target = theorem1_lower(depth, width, heads)  # raises outside Theorem 1's regime
     require(target > 0, f"the deep network's eq.-(7) lower bound must be positive, got {target:.3g}")
     log3_w = _solve_shallow_log3_width(target, shallow_depth, heads)
@@ -331,9 +330,9 @@ def corollary1_readings(width=1000, heads=16, depth=6, shallow_depths=(2, 3)):
     """The Corollary-1 example under alternative readings of eq. (7), side by side.
 
     The paper (after Corollary 1) states, for d_x = 1000, H = 16, L_deep = 6: d_s ~ 2e17 for
-    L_s = 2 and ~ 2e5 for L_s = 3. Eq. (7) as printed gives about 7.2e15 and 7.9e4. Both
+    L_s = 2 and ~ 2e5 for L_s = 3. Eq. (7) as printed gives about 7.3e15 and 7.6e4. Both
     paper numbers correspond to one and the same deep target, log3 sep ~ 145 (4 log3(2e17) =
-    145.1, 13 log3(2e5) = 144.4), whereas eq. (7) as printed gives 133.4: the discrepancy
+    145.1, 13 log3(2e5) = 144.4), whereas eq. (7) as printed gives 133.0: the discrepancy
     lies in the deep network's lower bound, not in the shallow side. No constant is tuned
     here; each row changes one thing and reports what comes out.
 
@@ -367,6 +366,28 @@ def corollary1_readings(width=1000, heads=16, depth=6, shallow_depths=(2, 3)):
     return rows
 
 
+def corollary1_paper_targets(heads=16, paper=None):
+    """The deep targets (log3 sep) that the paper's rounded Corollary-1 widths allow.
+
+    The paper gives one significant digit (d_s ~ 2e17 for L_s = 2, ~ 2e5 for L_s = 3), so each
+    stated width w stands for [1.5, 2.5) x 10^k; through the shallow upper bound of eq. (7),
+    (3^L_s - 1)/2 log3(d_s + H), each range maps to a range of deep targets. Returns a dict:
+    ``per_shallow_depth`` {L_s: (lo, hi)} and ``both`` (lo, hi), their intersection (None if
+    empty): the deep lower bounds that reproduce both numbers at the paper's precision.
+    """
+    stated = (paper or PAPER_COROLLARY1)["shallow"]
+    ranges = {}
+    for Ls, w in stated.items():
+        k = math.floor(math.log10(w))
+        lead = w / 10.0 ** k
+        C = (3.0 ** Ls - 1) / 2
+        lo_w, hi_w = (lead - 0.5) * 10.0 ** k, (lead + 0.5) * 10.0 ** k
+        ranges[Ls] = (C * float(_log3(lo_w + heads)), C * float(_log3(hi_w + heads)))
+    lo = max(r[0] for r in ranges.values())
+    hi = min(r[1] for r in ranges.values())
+    return {"per_shallow_depth": ranges, "both": (lo, hi) if lo < hi else None}
+
+
 # ---------------------------------------------------------------------------------------------
 # Corollary 2
 
@@ -391,7 +412,6 @@ def corollary2(width, heads, depth, constant=1.0, integer_depth=False):
     _check_int("width", width)
     _check_int("heads", heads)
     _check_int("depth", depth)
-    require(width % heads == 0, f"heads must divide width: {width} % {heads} = {width % heads}")
     require(np.isfinite(constant) and constant > 0, f"constant must be a positive number, got {constant!r}")
     deep_upper = theorem2_upper(depth, width, heads)  # raises unless depth > log3(width)
     beta1 = math.log(width) / math.log(3.0) / depth
@@ -447,14 +467,28 @@ def _positive_int(text):
     return v
 
 
+def heads_note(width, heads) -> str | None:
+    """A note when H does not divide d_x (None otherwise).
+
+    The bounds of eqs. (7)-(8) are formulas in (L, d_x, H) and need only 1 <= H < d_x; a network
+    of eq. (3) also needs d_a = d_x / H to be an integer. The paper itself evaluates the bounds
+    at d_x = 1000, H = 16 (its BERT-large example), which no such network has, so the bounds
+    accept it and the command line says so.
+    """
+    if int(width) % int(heads) == 0:
+        return None
+    return (f"heads {heads} do not divide width {width}: no network of eq. (3) has this shape "
+            f"(d_a = d_x / H); the bounds are evaluated as formulas, as the paper does for d_x = 1000, H = 16")
+
+
 def _run_bounds(args) -> int:
-    require(args.width % args.heads == 0, f"heads must divide width: {args.width} % {args.heads} = {args.width % args.heads}")
     b = separation_rank_bounds(args.depth, args.width, args.heads)
     out = {"depth": args.depth, "width": args.width, "heads": args.heads,
            "threshold": depth_threshold(args.width), "regime": regime(args.depth, args.width),
            "theorem": b["theorem"] or None,
            "log3_sep": {"lower": b["lower"], "upper": b["upper"]},
-           "log10_sep": {"lower": log3_to_log10(b["lower"]), "upper": log3_to_log10(b["upper"])}}
+           "log10_sep": {"lower": log3_to_log10(b["lower"]), "upper": log3_to_log10(b["upper"])},
+           "note": heads_note(args.width, args.heads)}
     if args.json:
         from dwlib.cli import print_json
         print_json(_json_safe(out))
@@ -464,12 +498,15 @@ def _run_bounds(args) -> int:
     print(f"threshold log3(width) = {out['threshold']:.4f}; regime: {out['regime']} ({eq})")
     print(f"log3 sep:  {b['lower']:.6g} <= log3 sep <= {b['upper']:.6g}")
     print(f"log10 sep: {out['log10_sep']['lower']:.6g} <= log10 sep <= {out['log10_sep']['upper']:.6g}")
+    if out["note"]:
+        print(f"note: {out['note']}")
     return 0
 
 
 def _run_corollary1(args) -> int:
     r = corollary1_width(args.width, args.heads, args.depth, args.shallow_depth)
-    out = {"width": args.width, "heads": args.heads, "depth": args.depth, "shallow_depth": args.shallow_depth, **r}
+    out = {"width": args.width, "heads": args.heads, "depth": args.depth, "shallow_depth": args.shallow_depth, **r,
+           "note": heads_note(args.width, args.heads)}
     if args.json:
         from dwlib.cli import print_json
         print_json(_json_safe(out))
@@ -478,6 +515,8 @@ def _run_corollary1(args) -> int:
           f"eq. (7) lower bound log3 sep = {r['log3_sep_target']:.6g}")
     print(f"a depth-{args.shallow_depth} network needs width >= {r['width']:.4g} "
           f"(log10 = {r['log10_width']:.4f}) for its eq. (7) upper bound to reach it")
+    if out["note"]:
+        print(f"note: {out['note']}")
     return 0
 
 
@@ -495,7 +534,7 @@ def add_commands(sub) -> None:
                        description="Regime, depth threshold log3(width) and the bounds on log3 and log10 "
                                    "of the separation rank (Theorem 1, eq. 7 or Theorem 2, eq. 8).")
     p.add_argument("--width", type=_positive_int, required=True, help="d_x")
-    p.add_argument("--heads", type=_positive_int, required=True, help="H (must divide the width)")
+    p.add_argument("--heads", type=_positive_int, required=True, help="H (< width; a note is printed unless it divides the width)")
     p.add_argument("--depth", type=_positive_int, required=True, help="L")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=_run_bounds)

@@ -62,3 +62,55 @@ def threshold_explorer(width: int = 1024, depth: int = 6) -> widgets.VBox:
     return explorer(render,
                     width=log_slider("width d_x", width, 1, 6, 0.05),
                     depth=int_slider("depth L", depth, 1, 24))
+
+
+def bounds_panel(width: int, heads: int, depth: int, shallow_depth: int) -> str:
+    """The HTML of :func:`bounds_explorer`'s panel: threshold, regime, the bounds of eq. (7) or
+    (8) at (L, d_x, H), and the width Corollary 1 asks of a depth-``shallow_depth`` network
+    (or why it does not apply). Bad input is reported in the panel, not raised."""
+    import html
+    import math
+
+    from dwlib import bounds
+    from dwlib.errors import InputError
+
+    try:
+        b = bounds.separation_rank_bounds(depth, width, heads)
+    except InputError as err:
+        return f"<p><b>Not evaluated:</b> {html.escape(str(err))}</p>"
+    th = bounds.depth_threshold(width)
+    which = bounds.regime(depth, width)
+    eq = {1: "Theorem 1, eq. (7)", 2: "Theorem 2, eq. (8)"}.get(b["theorem"], "neither theorem")
+    lines = [f"width d<sub>x</sub> = {width:,}, heads H = {heads}: threshold L<sub>th</sub> = "
+             f"log<sub>3</sub> d<sub>x</sub> = <b>{th:.2f}</b>.",
+             f"Depth L = {depth} is <b>{which}</b> ({eq}): "
+             f"{b['lower']:,.4g} &le; log<sub>3</sub> sep &le; {b['upper']:,.4g}."]
+    note = bounds.heads_note(width, heads)
+    if note:
+        lines.append(f"<i>Note: {note}.</i>")
+    if shallow_depth >= depth:
+        lines.append(f"Corollary 1: choose a shallow depth below L = {depth}.")
+    else:
+        try:
+            r = bounds.corollary1_width(width, heads, depth, shallow_depth)
+            lines.append(f"Corollary 1: a depth-{shallow_depth} network needs width &ge; "
+                         f"<b>10<sup>{r['log10_width']:.2f}</sup></b> (a factor 10<sup>"
+                         f"{r['log10_width'] - math.log10(width):.2f}</sup> wider) for its eq. (7) "
+                         f"upper bound to reach the deep network's lower bound.")
+        except InputError as err:
+            lines.append(f"Corollary 1 does not apply: {html.escape(str(err))}.")
+    return "<p>" + "<br>".join(lines) + "</p>"
+
+
+def bounds_explorer(width: int = 1024, heads: int = 16, depth: int = 6, shallow_depth: int = 2) -> widgets.VBox:
+    """Sliders for width, heads, depth and the shallow depth of Corollary 1 (live kernels);
+    the panel is :func:`bounds_panel`."""
+
+    def render(width: float, heads: int, depth: int, shallow_depth: int) -> str:
+        return bounds_panel(int(round(width)), heads, depth, shallow_depth)
+
+    return explorer(render,
+                    width=log_slider("width d_x", width, 1, 6, 0.05),
+                    heads=int_slider("heads H", heads, 1, 128),
+                    depth=int_slider("depth L", depth, 1, 64),
+                    shallow_depth=int_slider("shallow depth", shallow_depth, 1, 12))

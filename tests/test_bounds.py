@@ -1,0 +1,317 @@
+"""dwlib.bounds: eqs. (7) and (8) at hand-derived points, shape of the bounds, extremes,
+Corollaries 1 and 2, the command line, and the bounds charts and explorer."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from dwlib import bounds, plots, widgets
+from dwlib.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+LOG3_2 = math.log(2) / math.log(3)
+
+
+def log3(x):
+    return math.log(x) / math.log(3)
+
+
+# ---------------------------------------------------------------------------------------------
+# Eq. (7), Theorem 1, by hand
+
+def test_theorem1_at_a_point_with_exact_logs():
+    # d_x = 162, H = 81: d_x - H = 81 = 3^4, d_x + H = 243 = 3^5; L = 2 < log3 162 = 4.63.
+    # a = -L + 2 - log3 2 = -log3 2; lower = 3^(2-2) (4 - log3 2); upper = (3^2 - 1)/2 * 5 = 20.
+    lo, up = bounds.theorem1_bounds(2, 162, 81)
+    assert lo == pytest.approx(4 - 0.6309297535714574, rel=1e-12)
+    assert up == pytest.approx(20.0, rel=1e-12)
+
+
+def test_theorem1_at_the_papers_example():
+    # d_x = 1000, H = 16, L = 6: a = -6 + 2 - log3 2 = -4.6309...; lower = 81 (log3 984 + a)
+    lower = 81 * (log3(984) - 4 - LOG3_2)
+    assert lower == pytest.approx(133.00997, abs=1e-4)  # 81 * 1.64210 (checked by hand)
+    upper = 364 * log3(1016)  # (3^6 - 1)/2 = 364
+    assert bounds.theorem1_lower(6, 1000, 16) == pytest.approx(lower, rel=1e-12)
+    assert bounds.theorem1_upper(6, 1000, 16) == pytest.approx(upper, rel=1e-12)
+
+
+def test_theorem1_at_depth_three():
+    # L = 3, d_x = 756, H = 27: d_x - H = 729 = 3^6; lower = 3 (6 - 3 + 2 - log3 2) = 15 - 3 log3 2
+    assert bounds.theorem1_lower(3, 756, 27) == pytest.approx(15 - 3 * LOG3_2, rel=1e-12)
+    assert bounds.theorem1_upper(3, 756, 27) == pytest.approx(13 * log3(783), rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# Eq. (8), Theorem 2, by hand
+
+def test_theorem2_at_a_point_with_exact_logs():
+    # d_x = 164, H = 2, L = 10 > log3 164 = 4.64. (d_x - H)/2 = 81: log3 = 4.
+    # b1 = -10 (2/2 + 1) = -20; b2 = -164 (1 + 4/2) = -492; lower = 820 - 20 - 492 = 308.
+    assert bounds.theorem2_lower(10, 164, 2) == pytest.approx(308.0, rel=1e-12)
+    # c1 = 10; c2 = -2*164 log3(82 sqrt(2 sqrt(2e))) + log3 164; upper = 3280 + c1 + c2
+    k = math.sqrt(2 * math.sqrt(2 * math.e))
+    assert k == pytest.approx(2.15946, abs=1e-5)
+    upper = 3280 + 10 - 328 * log3(82 * k) + log3(164)
+    assert bounds.theorem2_upper(10, 164, 2) == pytest.approx(upper, rel=1e-12)
+    assert upper == pytest.approx(3290 - 328 * 4.7119 + 4.6422, abs=0.1)  # log3 177.08, log3 164
+
+
+def test_log10_conversion():
+    assert bounds.log3_to_log10(2.0) == pytest.approx(2 * math.log10(3))
+
+
+# ---------------------------------------------------------------------------------------------
+# Shape of the bounds
+
+def test_monotone_in_depth_within_each_regime():
+    # eq. (7) upper grows with L; the lower bound grows while its bracket exceeds 3/2
+    # (f(L+1)/f(L) = 3 (B - 1)/B), i.e. at every integer depth but possibly the last.
+    for w in (100, 1000, 10**4, 10**6):
+        th = math.log(w, 3)
+        Ls = np.arange(1, math.ceil(th))
+        Ls = Ls[Ls < th]
+        lo, up = bounds.theorem1_bounds(Ls, w, 4)
+        assert np.all(np.diff(up) > 0)
+        assert np.all(np.diff(lo[:-1]) > 0)
+        L2 = np.arange(math.floor(th) + 1, 200)
+        lo2, up2 = bounds.theorem2_bounds(L2, w, 4)
+        assert np.all(np.diff(lo2) > 0) and np.all(np.diff(up2) > 0)
+
+
+def test_monotone_in_width():
+    widths = np.array([800, 1000, 4000, 10**5, 10**6], dtype=float)
+    lo, up = bounds.theorem1_bounds(6, widths, 16)
+    assert np.all(np.diff(lo) > 0) and np.all(np.diff(up) > 0)
+    lo2, up2 = bounds.theorem2_bounds(100, widths[:3], 16)  # far above the threshold
+    assert np.all(np.diff(lo2) > 0) and np.all(np.diff(up2) > 0)
+
+
+def test_upper_exceeds_lower_across_a_grid():
+    L, w = np.meshgrid(np.arange(1, 60, 0.25), np.geomspace(20, 1e6, 40))
+    b = bounds.separation_rank_bounds(L, w, 8)
+    ok = b["theorem"] > 0
+    assert np.all(b["upper"][ok] > b["lower"][ok])
+
+
+def test_regime_edges():
+    # 81 = 3^4: depth 4 lies exactly on the threshold; neither theorem applies there.
+    assert bounds.depth_threshold(81) == pytest.approx(4.0)
+    assert bounds.regime(4, 81) == "threshold"
+    assert bounds.regime(3, 81) == "depth-efficient" and bounds.regime(5, 81) == "depth-inefficient"
+    b = bounds.separation_rank_bounds(4, 81, 3)
+    assert b["theorem"] == 0 and math.isnan(b["lower"]) and math.isnan(b["upper"])
+    with pytest.raises(InputError, match="Theorem 1 needs depth < log3"):
+        bounds.theorem1_lower(4, 81, 3)
+    with pytest.raises(InputError, match="Theorem 2 needs depth > log3"):
+        bounds.theorem2_upper(4, 81, 3)
+    # Approaching the edge from either side the bounds stay finite and change continuously.
+    eps = np.array([1e-3, 1e-6, 1e-9])
+    below = bounds.theorem1_lower(4 - eps, 81, 3)
+    above = bounds.theorem2_lower(4 + eps, 81, 3)
+    assert np.all(np.isfinite(below)) and np.all(np.isfinite(above))
+    assert np.ptp(below[1:]) < 1e-4 and np.ptp(above[1:]) < 1e-4
+    # The paper's remark "log3(d_x - H) + a > 0 in this regime": at the edge the bracket is
+    # 2 - log3 2 + log3(1 - H/d_x), positive exactly when H < 7 d_x / 9.
+    assert bounds.theorem1_lower(4 - 1e-9, 81, 40) > 0      # 40 < 63
+    assert bounds.theorem1_lower(4 - 1e-9, 81, 70) < 0      # 70 > 63: the remark needs H < 7 d_x/9
+
+
+def test_no_overflow_at_extremes():
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        L = np.arange(1, 801)
+        for w in (10.0, 1e3, 1e6):
+            b = bounds.separation_rank_bounds(L, w, 4)
+            ok = b["theorem"] > 0
+            assert np.all(np.isfinite(b["lower"][ok])) and np.all(np.isfinite(b["upper"][ok]))
+        # Theorem 1 with depth in the hundreds: only for astronomically wide (float64) widths
+        lo, up = bounds.theorem1_bounds(600, 1e300, 16)
+        assert math.isfinite(lo) and math.isfinite(up) and up > lo > 0
+        assert bounds.theorem2_upper(500, 1e6, 16) == pytest.approx(2e6 * 500, rel=0.05)
+
+
+def test_input_validation():
+    with pytest.raises(InputError, match="depth must be >= 1"):
+        bounds.theorem1_lower(0, 1000, 16)
+    with pytest.raises(InputError, match="heads must be >= 1"):
+        bounds.separation_rank_bounds(2, 1000, 0)
+    with pytest.raises(InputError, match="width must exceed heads"):
+        bounds.separation_rank_bounds(2, 16, 16)
+    with pytest.raises(InputError, match="finite"):
+        bounds.separation_rank_bounds(np.nan, 100, 2)
+    with pytest.raises(InputError, match="integer"):
+        bounds.corollary1_width(1000, 16, 6.5, 2)
+    with pytest.raises(InputError, match="shallow depth must be < depth"):
+        bounds.corollary1_width(1000, 16, 6, 6)
+    with pytest.raises(InputError, match="Theorem 2 needs"):
+        bounds.corollary2(1000, 16, 6)
+    assert bounds.heads_note(1024, 16) is None
+    assert "do not divide" in bounds.heads_note(1000, 16)
+
+
+# ---------------------------------------------------------------------------------------------
+# Corollary 1
+
+@pytest.mark.parametrize("w,H,L,Ls", [(1000, 16, 6, 2), (1000, 16, 6, 3), (1024, 16, 5, 1), (10**6, 32, 12, 8)])
+def test_corollary1_round_trip(w, H, L, Ls):
+    r = bounds.corollary1_width(w, H, L, Ls)
+    deep_lower = bounds.theorem1_lower(L, w, H)
+    assert r["log3_sep_target"] == pytest.approx(deep_lower)
+    # the shallow upper bound at the returned width meets the deep lower bound
+    C = (3**Ls - 1) / 2
+    log3_ds = r["log10_width"] / math.log10(3)
+    shallow_upper = C * (log3_ds + math.log1p(H * 3.0 ** -log3_ds) / math.log(3))
+    assert shallow_upper == pytest.approx(deep_lower, rel=1e-9)
+    if math.isfinite(r["width"]) and r["shallow_in_theorem1"]:
+        assert bounds.theorem1_upper(Ls, r["width"], H) == pytest.approx(deep_lower, rel=1e-9)
+        assert bounds.theorem1_upper(Ls, r["width"] * 0.99, H) < deep_lower
+
+
+def test_corollary1_bert_large_example_as_written():
+    # target 133.00998 (above); L_s = 2: 4 log3(d + 16) = target -> d = 3^(target/4) - 16
+    r2 = bounds.corollary1_width(1000, 16, 6, 2)
+    assert r2["width"] == pytest.approx(3 ** (133.00997632619237 / 4) - 16, rel=1e-9)
+    assert 7.3e15 < r2["width"] < 7.4e15
+    r3 = bounds.corollary1_width(1000, 16, 6, 3)
+    assert 7.6e4 < r3["width"] < 7.7e4  # 3^(133.01/13) - 16
+    # The paper states ~2e17 and ~2e5: not what eq. (7) as printed gives.
+    assert r2["width"] < 1.5e17 and r3["width"] < 1.5e5
+
+
+def test_corollary1_readings_and_paper_targets():
+    rows = {r["reading"]: r for r in bounds.corollary1_readings()}
+    assert rows["as_written"]["width_Ls2"] == pytest.approx(bounds.corollary1_width(1000, 16, 6, 2)["width"])
+    assert rows["deep_natural_log"]["log3_sep_target"] == pytest.approx(133.00997632619237 * math.log(3))
+    assert rows["paper"]["width_Ls2"] == 2e17 and rows["paper"]["width_Ls3"] == 2e5
+    t = bounds.corollary1_paper_targets()
+    lo, hi = t["both"]
+    # 4 log3(1.5e17 + 16) and 4 log3(2.5e17 + 16), by hand: 4 * 36.0 and 4 * 36.46
+    assert lo == pytest.approx(4 * log3(1.5e17 + 16)) and hi == pytest.approx(4 * log3(2.5e17 + 16))
+    assert not lo <= rows["as_written"]["log3_sep_target"] <= hi  # the discrepancy is real
+
+
+# ---------------------------------------------------------------------------------------------
+# Corollary 2
+
+def test_corollary2_by_hand_and_constant_is_explicit():
+    # d_x = 81, H = 3, L = 8 > log3 81 = 4: beta1 = 4/8; beta2 = c ln 3 ln 81 ln 8
+    r = bounds.corollary2(81, 3, 8, constant=1.0)
+    assert r["beta1"] == pytest.approx(0.5)
+    b2 = math.log(3) * math.log(81) * math.log(8)
+    assert r["beta2"] == pytest.approx(b2)
+    assert r["shallow_depth"] == pytest.approx(0.5 * 8 + b2)
+    assert r["log10_shallow_width"] == pytest.approx(b2 * math.log10(3) + math.log10(81))
+    r2 = bounds.corollary2(81, 3, 8, constant=2.0)
+    assert r2["beta2"] == pytest.approx(2 * b2)
+    with pytest.raises(InputError, match="constant"):
+        bounds.corollary2(81, 3, 8, constant=0)
+
+
+def test_corollary2_smallest_constant_is_the_edge():
+    c = bounds.corollary2_smallest_constant(1024, 16, 12)
+    assert bounds.corollary2(1024, 16, 12, c)["holds"]
+    assert not bounds.corollary2(1024, 16, 12, c * 0.99)["holds"]
+    assert bounds.corollary2_smallest_constant(1024, 1, 12) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "dwlib", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+
+
+def test_cli_bounds_text_and_json():
+    r = run_cli("bounds", "--width", "1000", "--heads", "16", "--depth", "6")
+    assert r.returncode == 0, r.stderr
+    assert "depth-efficient" in r.stdout and "133.01" in r.stdout and "6.2877" in r.stdout
+    assert "note: heads 16 do not divide width 1000" in r.stdout
+    r = run_cli("bounds", "--width", "1024", "--heads", "16", "--depth", "12", "--json")
+    out = json.loads(r.stdout)
+    assert out["regime"] == "depth-inefficient" and out["theorem"] == 2 and out["note"] is None
+    assert out["log3_sep"]["lower"] == pytest.approx(bounds.theorem2_lower(12, 1024, 16))
+
+
+def test_cli_corollary1():
+    r = run_cli("corollary1", "--width", "1000", "--heads", "16", "--depth", "6", "--shallow-depth", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["width"] == pytest.approx(bounds.corollary1_width(1000, 16, 6, 2)["width"])
+    r = run_cli("corollary1", "--width", "1000", "--heads", "16", "--depth", "6", "--shallow-depth", "3")
+    assert "7.614e+04" in r.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("bounds", "--width", "16", "--heads", "16", "--depth", "2"), "width must exceed heads"),
+    (("bounds", "--width", "100", "--heads", "4", "--depth", "0"), "positive integer"),
+    (("bounds", "--width", "100", "--heads", "4", "--depth", "2.5"), "positive integer"),
+    (("corollary1", "--width", "1000", "--heads", "16", "--depth", "7", "--shallow-depth", "2"), "Theorem 1 needs"),
+])
+def test_cli_bad_input_is_one_line_and_exit_2(args, needle):
+    r = run_cli(*args)
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert needle in r.stderr and r.stdout == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Charts and the widget
+
+def test_bounds_chart_draws_the_computed_bounds():
+    chart = plots.bounds_chart(widths=(81, 1000), heads=3, depth_range=(1, 12))
+    spec = chart.to_dict()
+    values = next(iter(spec["datasets"].values()))
+    lo = [v for v in values if v["width"] == "d_x = 1,000" and v["bound"] == "lower" and v["depth"] == 5.0]
+    assert len(lo) == 1 and lo[0]["log3_sep"] == pytest.approx(bounds.theorem1_lower(5, 1000, 3), rel=1e-6)
+    assert all(v["log3_sep"] > 0 for v in values)
+    assert not any(v["width"] == "d_x = 81" and v["depth"] == 4.0 for v in values)  # on the threshold
+
+
+def _eval_vega(expr, **names):
+    return eval(expr, {"pow": pow, "log": math.log, "__builtins__": {}}, names)
+
+
+@pytest.mark.parametrize("L,w,H", [(3, 1000, 16), (5.5, 1e5, 8), (9, 1000, 16), (30, 4096, 64)])
+def test_vega_expressions_match_dwlib(L, w, H):
+    e = plots.vega_bound_expressions()
+    names = dict(datum=SimpleNamespace(depth=L), log10_width=math.log10(w), heads=H)
+    if L < math.log(w, 3):
+        assert _eval_vega(e["t1_lower"], **names) == pytest.approx(bounds.theorem1_lower(L, w, H), rel=1e-9)
+        assert _eval_vega(e["t1_upper"], **names) == pytest.approx(bounds.theorem1_upper(L, w, H), rel=1e-9)
+        target = bounds.theorem1_lower(int(L), int(w), H) if L == int(L) else None
+        if target:
+            expr = plots.vega_corollary1_expression(e["t1_lower"].replace("datum.depth", str(int(L))))
+            assert _eval_vega(expr, shallow_depth=2, **names) == pytest.approx(
+                bounds.corollary1_width(int(w), H, int(L), 2)["log10_width"], rel=1e-9)
+    else:
+        assert _eval_vega(e["t2_lower"], **names) == pytest.approx(bounds.theorem2_lower(L, w, H), rel=1e-9)
+        assert _eval_vega(e["t2_upper"], **names) == pytest.approx(bounds.theorem2_upper(L, w, H), rel=1e-9)
+
+
+def test_bounds_explorer_chart_has_four_bound_sliders():
+    spec = plots.bounds_explorer_chart(width=1000, heads=16, depth=6, shallow_depth=2).to_dict()
+    bound = {p["name"]: p for p in spec["params"] if "bind" in p}
+    assert set(bound) == {"log10_width", "heads", "depth", "shallow_depth"}
+    assert all(p["bind"]["input"] == "range" for p in bound.values())
+    assert bound["log10_width"]["value"] == 3.0 and bound["depth"]["value"] == 6
+
+
+def test_bounds_explorer_widget_updates():
+    box = widgets.bounds_explorer(width=1000, heads=16, depth=6, shallow_depth=2)
+    controls, panel = box.children[0].children, box.children[1]
+    assert "depth-efficient" in panel.value and "10<sup>15.87</sup>" in panel.value
+    controls[2].value = 8  # depth above log3 1000
+    assert "depth-inefficient" in panel.value and "Corollary 1 does not apply" in panel.value
+    assert "&lt;" in panel.value  # messages are escaped
+    assert "Not evaluated" in widgets.bounds_panel(16, 16, 2, 1)
