@@ -1,0 +1,384 @@
+"""Depth x width sweeps at matched non-embedding budgets: the experiment of the paper's section 5.
+
+The paper compares decoder-only networks of different depths L at equal non-embedding size
+N = 12 L d_x^2 (Figure 2; the authors' summary extends the depths to 6, 12, 18, 24, 30, 36, 48).
+A sweep here is plain data:
+
+- :func:`grid` turns depths x target budgets into points: for each (L, N), the width
+  d_x = sqrt(N / (12 L)) rounded to a multiple of the head size, and the budget that width
+  actually gives (recorded, since rounding moves it);
+- a :class:`Sweep` adds the seeds and the training settings shared by every run; ``PRESETS``
+  holds ``mini`` (a 2-core CPU) and ``paper`` (GPU / TPU);
+- every run is keyed by a hash of the result-relevant part of its :class:`~dwlib.train.TrainConfig`
+  (:func:`run_key`) and trains in ``<out>/runs/<key>/``; a run that finished is never redone, a
+  killed one resumes from its checkpoint (:func:`dwlib.train.train` does both);
+- ``shard=(i, n)`` takes every n-th run, so that n machines sharing the output directory split
+  one sweep without coordination;
+- :func:`collect` gathers the finished runs into ``results.jsonl``, one line per run: config,
+  budget, tokens, train and eval loss curves, final eval loss, wall time, hardware, jax
+  version, git commit, seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from dwlib.errors import InputError, require
+
+PARAMS_PER_LAYER = 12  # N = 12 L d_x^2 (Kaplan et al. 2020; the paper's size measure)
+
+
+# ---------------------------------------------------------------------------------------------
+# Grids at matched budgets
+
+
+def width_for_budget(budget: float, depth: int, multiple: int) -> int:
+    """The multiple of ``multiple`` nearest to sqrt(budget / (12 depth)) (at least ``multiple``)."""
+    require(budget > 0 and math.isfinite(budget), f"budget must be a positive number, got {budget!r}")
+    require(isinstance(depth, int) and depth >= 1, f"depth must be an integer >= 1, got {depth!r}")
+    require(isinstance(multiple, int) and multiple >= 1, f"width multiple must be an integer >= 1, got {multiple!r}")
+    exact = math.sqrt(budget / (PARAMS_PER_LAYER * depth))
+    return max(multiple, multiple * round(exact / multiple))
+
+
+def heads_for_width(width: int, head_size: int) -> int:
+    """Heads of size ``head_size`` in ``width`` (the width must be a multiple of it)."""
+    require(width % head_size == 0, f"width {width} is not divisible by head size {head_size}")
+    return width // head_size
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """One (depth, width) of a sweep: its target budget and the budget its width gives."""
+
+    depth: int
+    width: int
+    heads: int
+    target_budget: float
+    budget: int  # 12 L d_x^2 with the rounded width
+
+    @property
+    def budget_error(self) -> float:
+        """Relative deviation of the actual budget from the target."""
+        return self.budget / self.target_budget - 1.0
+
+
+def grid(depths, budgets, head_size: int = 16, min_width: int | None = None) -> list[Point]:
+    """Points (L, d_x) at matched budgets: every depth at every target budget.
+
+    The width is rounded to a multiple of ``head_size`` (so heads = d_x / head_size), and the
+    actual budget 12 L d_x^2 is recorded beside the target. Points whose width would fall below
+    ``min_width`` (default: one head) are left out, and so are duplicates (two budgets rounding
+    to the same width at one depth).
+    """
+    depths, budgets = list(depths), [float(b) for b in budgets]
+    require(depths and budgets, "a grid needs at least one depth and one budget")
+    min_width = head_size if min_width is None else min_width
+    points, seen = [], set()
+    for L in depths:
+        for N in budgets:
+            d = width_for_budget(N, L, head_size)
+            if d < min_width or (L, d) in seen:
+                continue
+            seen.add((L, d))
+            points.append(Point(L, d, heads_for_width(d, head_size), N, PARAMS_PER_LAYER * L * d * d))
+    return points
+
+
+# ---------------------------------------------------------------------------------------------
+# Sweeps and presets
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    """A grid of (depth, budget), seeds, and the training settings every run shares.
+
+    ``train`` holds :class:`~dwlib.train.TrainConfig` fields (all but depth, width, heads,
+    seed and out_dir). Training length is given in tokens (``tokens_per_run``), identical for
+    every point, so that runs of one budget see the same data whatever their shape.
+    """
+
+    name: str
+    depths: tuple
+    budgets: tuple
+    seeds: tuple = (0,)
+    head_size: int = 16
+    tokens_per_run: int = 1_000_000
+    train: dict = dataclasses.field(default_factory=dict)
+    description: str = ""
+
+    def points(self) -> list[Point]:
+        return grid(self.depths, self.budgets, self.head_size)
+
+    def steps(self) -> int:
+        """Optimizer steps per run: tokens_per_run / (batch_size x seq_len), rounded up."""
+        from dwlib.train import TrainConfig
+
+        base = TrainConfig(**self.train)
+        return max(1, math.ceil(self.tokens_per_run / (base.batch_size * base.seq_len)))
+
+    def configs(self) -> list:
+        """Every run's TrainConfig (without out_dir), points x seeds, in a fixed order."""
+        from dwlib.train import TrainConfig
+
+        steps = self.steps()
+        out = []
+        for p in self.points():
+            for seed in self.seeds:
+                cfg = TrainConfig(**{**self.train, "depth": p.depth, "width": p.width, "heads": p.heads,
+                                     "seed": seed, "steps": steps})
+                cfg.validate()
+                out.append(cfg)
+        return out
+
+
+PRESETS = {
+    # A 2-core CPU, about two hours in all (see the experiments chapter for the measured times).
+    # log3 d_x is 3 at d_x = 27, 4 at 81, 5 at 243: the widths below straddle the thresholds of
+    # depths 1-4, so the theory puts the depth-efficiency transition of the shallow pairs inside
+    # the grid. Budgets 25K to 800K give widths from 16 (L = 8 at 25K) to 256 (L = 1 at 800K).
+    "mini": Sweep(
+        name="mini",
+        depths=(1, 2, 4, 8),
+        budgets=(25e3, 50e3, 100e3, 200e3, 400e3, 800e3),
+        seeds=(0, 1, 2),
+        head_size=16,
+        tokens_per_run=1_000_000,
+        train={"corpus": "sotu", "vocab_size": 1000, "seq_len": 64, "batch_size": 32, "lr": 2e-3,
+               "eval_interval": 100, "eval_batches": 16, "checkpoint_interval": 200},
+        description="depths 1, 2, 4, 8 at budgets 25K-800K on the offline sotu corpus (CPU)",
+    ),
+    # The paper's depths (authors' summary) on WikiText-103 with BPE 1000, for a GPU or TPU.
+    "paper": Sweep(
+        name="paper",
+        depths=(6, 12, 18, 24, 30, 36, 48),
+        budgets=(1e6, 3e6, 1e7, 3e7, 1e8, 3e8),
+        seeds=(0,),
+        head_size=64,
+        tokens_per_run=300_000_000,
+        train={"corpus": "wikitext-103", "vocab_size": 1000, "seq_len": 512, "batch_size": 256, "lr": 1e-3,
+               "dtype": "bfloat16", "eval_interval": 1000, "eval_batches": 16, "checkpoint_interval": 1000},
+        description="depths 6-48 at budgets 1M-300M on WikiText-103 (GPU/TPU)",
+    ),
+}
+
+
+def get_preset(name: str) -> Sweep:
+    require(name in PRESETS, f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    return PRESETS[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys, shards, environment
+
+# Fields of TrainConfig that do not change what a run computes.
+_NOT_KEYED = ("out_dir", "cache_dir", "checkpoint_interval")
+
+
+def run_key(cfg) -> str:
+    """12 hex digits of the SHA-256 of the run's result-relevant config (sorted JSON)."""
+    fields = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in _NOT_KEYED}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'i/n' -> (i, n) with 0 <= i < n."""
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise InputError(f"shard must look like i/n (e.g. 0/4), got {text!r}") from None
+    require(n >= 1 and 0 <= i < n, f"shard i/n needs 0 <= i < n, got {text!r}")
+    return i, n
+
+
+def shard_of(items: list, shard: tuple[int, int]) -> list:
+    """Every n-th item, starting at i: shards are disjoint and together cover the list."""
+    i, n = shard
+    return items[i::n]
+
+
+def git_commit() -> str | None:
+    """The repository's HEAD commit (with '+dirty' for uncommitted changes), or None."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "")
+
+
+def hardware() -> dict:
+    """Backend, device kind and count, and the jax version, for results files."""
+    import jax
+
+    devices = jax.devices()
+    return {"backend": jax.default_backend(), "device_kind": devices[0].device_kind, "devices": len(devices),
+            "processes": jax.process_count(), "jax": jax.__version__, "cpu_count": os.cpu_count()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Running and collecting
+
+
+def plan(sweep: Sweep, out: str | os.PathLike, shard: tuple[int, int] = (0, 1)) -> list[dict]:
+    """The runs of this shard: key, config, point and state ('done', 'partial' or 'todo')."""
+    out = Path(out)
+    points = {(p.depth, p.width): p for p in sweep.points()}
+    rows = []
+    for cfg in shard_of(sweep.configs(), shard):
+        key = run_key(cfg)
+        run_dir = out / "runs" / key
+        state = "done" if (run_dir / "result.json").exists() else (
+            "partial" if (run_dir / "config.json").exists() else "todo")
+        rows.append({"key": key, "config": cfg, "point": points[(cfg.depth, cfg.width)], "dir": run_dir,
+                     "state": state})
+    return rows
+
+
+def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0, 1), *,
+        cache_dir: str | None = None, progress: bool = True, limit: int | None = None) -> list[dict]:
+    """Train every run of this shard that has not finished; return their result records.
+
+    Finished runs are skipped; interrupted ones resume from their checkpoint. A diverged run is
+    recorded as such and the sweep goes on. ``limit`` stops after that many runs trained now.
+    """
+    sweep = get_preset(sweep) if isinstance(sweep, str) else sweep
+    from dwlib.train import _check_out_dir, train
+
+    out = _check_out_dir(str(out))
+    rows = plan(sweep, out, shard)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_sweep_json(out, sweep)
+    env = {"hardware": hardware(), "git_commit": git_commit()}
+    records, trained = [], 0
+    from tqdm.auto import tqdm
+
+    bar = tqdm(rows, desc=f"sweep {sweep.name} shard {shard[0]}/{shard[1]}", unit="run", disable=not progress)
+    for row in bar:
+        if row["state"] != "done" and limit is not None and trained >= limit:
+            break
+        cfg = dataclasses.replace(row["config"], out_dir=str(row["dir"]), cache_dir=cache_dir)
+        t0 = time.perf_counter()
+        result = train(cfg, progress=False, verbose=False)
+        if row["state"] != "done":
+            trained += 1
+            _atomic_write_json(row["dir"] / "sweep_meta.json", {
+                "sweep": sweep.name, "key": row["key"], "target_budget": row["point"].target_budget,
+                "wall_seconds": round(time.perf_counter() - t0, 2), **env})
+        records.append(record(row["dir"]))
+        bar.set_postfix(L=cfg.depth, d=cfg.width, loss=f"{result.get('eval_loss') or float('nan'):.3f}")
+    bar.close()
+    collect(out)
+    return records
+
+
+def record(run_dir: Path) -> dict:
+    """The results.jsonl line of one finished run directory."""
+    result = json.loads((run_dir / "result.json").read_text())
+    meta_path = run_dir / "sweep_meta.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    cfg = result["config"]
+    return {
+        "key": run_dir.name, "sweep": meta.get("sweep"), "status": result["status"],
+        "depth": cfg["depth"], "width": cfg["width"], "heads": cfg["heads"], "seed": cfg["seed"],
+        "target_budget": meta.get("target_budget"), "budget": result["parameters"]["non_embedding"],
+        "parameters": result["parameters"], "tokens": result["tokens_seen"],
+        "eval_loss": result["eval_loss"], "train_loss": result["train_loss"],
+        "eval_curve": [[e["step"], e["eval_loss"]] for e in result["evals"]],
+        "train_curve": _thin(result["train_losses"]), "diverged_step": result["diverged_step"],
+        "wall_seconds": meta.get("wall_seconds"), "tokens_per_s": result["tokens_per_s"],
+        "hardware": meta.get("hardware"), "git_commit": meta.get("git_commit"),
+        "config": {k: v for k, v in cfg.items() if k not in ("out_dir", "cache_dir")},
+    }
+
+
+def _thin(losses: list, points: int = 100) -> list:
+    """[step, mean loss] over about ``points`` equal windows of the per-step training losses."""
+    if not losses:
+        return []
+    w = max(1, len(losses) // points)
+    return [[min(i + w, len(losses)), sum(losses[i:i + w]) / len(losses[i:i + w])] for i in range(0, len(losses), w)]
+
+
+def collect(out: str | os.PathLike) -> Path:
+    """Write ``<out>/results.jsonl`` from every finished run under ``<out>/runs`` (sorted by
+    depth, width, seed); returns its path. Safe to call from any shard at any time."""
+    out = Path(out)
+    lines = []
+    for run_dir in sorted((out / "runs").glob("*")):
+        if (run_dir / "result.json").exists():
+            lines.append(record(run_dir))
+    lines.sort(key=lambda r: (r["depth"], r["width"], r["seed"]))
+    path = out / "results.jsonl"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def load_results(path: str | os.PathLike) -> list[dict]:
+    """The records of a results.jsonl file (or of ``<dir>/results.jsonl``)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.jsonl"
+    require(path.exists(), f"no results file at {str(path)!r}")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _atomic_write_json(path: Path, obj) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _write_sweep_json(out: Path, sweep: Sweep) -> None:
+    _atomic_write_json(out / "sweep.json", dataclasses.asdict(sweep))
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("sweep", help="depth x width sweep at matched budgets (the paper's section 5)",
+                       description="Train every (depth, budget, seed) of a preset that has not finished; "
+                                   "resumable, and splittable over machines with --shard i/n.")
+    p.add_argument("--preset", default="mini", help=f"one of {', '.join(PRESETS)} (default mini)")
+    p.add_argument("--out", default=None, help="results directory shared by all shards (default runs/<preset>)")
+    p.add_argument("--shard", default="0/1", help="i/n: this machine's share of the runs (default 0/1)")
+    p.add_argument("--cache-dir", default=None, help="tokenizer cache (default: $DWLIB_CACHE or ~/.cache/dwlib)")
+    p.add_argument("--limit", type=int, default=None, help="train at most this many runs now")
+    p.add_argument("--dry-run", action="store_true", help="list the runs and their state; train nothing")
+    p.add_argument("--no-progress", action="store_true")
+
+    def _run(args) -> int:
+        sweep = get_preset(args.preset)
+        shard = parse_shard(args.shard)
+        out = args.out or f"runs/{sweep.name}"
+        if args.dry_run:
+            rows = plan(sweep, out, shard)
+            print(f"sweep {sweep.name}: {sweep.description}; {sweep.steps()} steps a run; "
+                  f"shard {shard[0]}/{shard[1]}: {len(rows)} runs")
+            print(f"{'key':<12} {'L':>3} {'d_x':>5} {'H':>3} {'seed':>4} {'budget':>10} {'target':>10}  state")
+            for r in rows:
+                c, pt = r["config"], r["point"]
+                print(f"{r['key']:<12} {c.depth:>3} {c.width:>5} {c.heads:>3} {c.seed:>4} {pt.budget:>10,} "
+                      f"{pt.target_budget:>10,.0f}  {r['state']}")
+            return 0
+        records = run(sweep, out, shard, cache_dir=args.cache_dir, progress=not args.no_progress, limit=args.limit)
+        done = sum(r["status"] == "completed" for r in records)
+        print(f"{done} of {len(records)} runs completed; results in {out}/results.jsonl", file=sys.stderr)
+        return 0
+
+    p.set_defaults(run=_run)
