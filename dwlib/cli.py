@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse prints usage plus the error; we print one line, exit 2 as argparse does."""
 
     def error(self, message: str):  # noqa: D102
-        self.exit(2, f"dwlib {self.prog.split(' ', 1)[-1]}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {message}\n")  # "dwlib: ..." or "dwlib train: ..."
 
 
 def build_parser() -> argparse.ArgumentParser:

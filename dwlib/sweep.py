@@ -361,6 +361,7 @@ def add_commands(sub) -> None:
     p.add_argument("--limit", type=int, default=None, help="train at most this many runs now")
     p.add_argument("--dry-run", action="store_true", help="list the runs and their state; train nothing")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the plan (--dry-run) or the records as JSON")
 
     def _run(args) -> int:
         sweep = get_preset(args.preset)
@@ -368,6 +369,16 @@ def add_commands(sub) -> None:
         out = args.out or f"runs/{sweep.name}"
         if args.dry_run:
             rows = plan(sweep, out, shard)
+            if args.json:
+                from dwlib.cli import print_json
+
+                print_json({"sweep": sweep.name, "description": sweep.description, "steps": sweep.steps(),
+                            "shard": list(shard), "runs": [
+                                {"key": r["key"], "state": r["state"], "depth": r["config"].depth,
+                                 "width": r["config"].width, "heads": r["config"].heads, "seed": r["config"].seed,
+                                 "budget": r["point"].budget, "target_budget": r["point"].target_budget}
+                                for r in rows]})
+                return 0
             print(f"sweep {sweep.name}: {sweep.description}; {sweep.steps()} steps a run; "
                   f"shard {shard[0]}/{shard[1]}: {len(rows)} runs")
             print(f"{'key':<12} {'L':>3} {'d_x':>5} {'H':>3} {'seed':>4} {'budget':>10} {'target':>10}  state")
@@ -377,6 +388,10 @@ def add_commands(sub) -> None:
                       f"{pt.target_budget:>10,.0f}  {r['state']}")
             return 0
         records = run(sweep, out, shard, cache_dir=args.cache_dir, progress=not args.no_progress, limit=args.limit)
+        if args.json:
+            from dwlib.cli import print_json
+
+            print_json(records)
         done = sum(r["status"] == "completed" for r in records)
         print(f"{done} of {len(records)} runs completed; results in {out}/results.jsonl", file=sys.stderr)
         return 0

@@ -103,6 +103,9 @@ def test_cli_dry_run_and_bad_shard(capsys):
     assert cli.main(["sweep", "--dry-run", "--preset", "mini", "--shard", "1/3"]) == 0
     out = capsys.readouterr().out
     assert "shard 1/3" in out and "todo" in out
+    assert cli.main(["sweep", "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["sweep"] == "mini" and len(plan["runs"]) == len(sw.get_preset("mini").configs())
     assert cli.main(["sweep", "--shard", "3/3"]) == 2
     assert capsys.readouterr().err.strip() == "dwlib sweep: error: shard i/n needs 0 <= i < n, got '3/3'"
     assert cli.main(["sweep", "--preset", "nope", "--dry-run"]) == 2
