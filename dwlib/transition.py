@@ -1,0 +1,154 @@
+"""The transition budget between depth regimes, measured from sweep results (paper section 5).
+
+Figure 2 of the paper compares a shallow and a deep network at equal non-embedding size
+N = 12 L d_x^2: at small N they tie (or the deep one loses), past a transition size the deep
+one wins, and the authors' summary states that this transition size grows exponentially with
+depth. This module turns the records of :mod:`dwlib.sweep` into that transition, with a
+stated rule and its uncertainty, and fits its growth with depth.
+
+The rule (:func:`transition`). For each depth, the final held-out loss averaged over seeds is
+interpolated linearly in log N between the measured budgets (no extrapolation). On the budget
+range both depths cover, the gap g(N) = loss_deep(N) - loss_shallow(N) is evaluated on a fine
+log grid; the transition is the smallest N at which g turns from positive (shallow better)
+to non-positive (deep better), located by linear interpolation. Without such a step the
+result says which side held throughout ("shallow wins" or "deep wins"), or "reversed" when the
+deep network leads only at the small budgets, and gives no budget.
+
+Uncertainty. Seeds are resampled with replacement at every measured point (a bootstrap, 1000
+draws by default) and the rule is applied to each draw: the result reports the share of draws
+with a crossing and the 16th, 50th and 84th percentiles of the crossing budget among them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from dwlib.errors import require
+
+GRID_POINTS = 400  # log-spaced budgets on which the gap is evaluated
+
+
+def loss_table(records: list[dict]) -> list[dict]:
+    """One row per (depth, width): budget, per-seed final eval losses, their mean and std.
+
+    Only completed runs count; a diverged run is listed in ``diverged`` and left out of the mean.
+    """
+    groups, diverged = defaultdict(list), defaultdict(int)
+    budgets = {}
+    for r in records:
+        key = (r["depth"], r["width"])
+        budgets[key] = r["budget"]
+        if r["status"] == "completed" and r["eval_loss"] is not None and math.isfinite(r["eval_loss"]):
+            groups[key].append((r["seed"], r["eval_loss"]))
+        else:
+            diverged[key] += 1
+    rows = []
+    for key in sorted(budgets):
+        losses = [loss for _, loss in sorted(groups[key])]
+        rows.append({"depth": key[0], "width": key[1], "budget": budgets[key], "losses": losses,
+                     "seeds": len(losses), "diverged": diverged[key],
+                     "mean": float(np.mean(losses)) if losses else float("nan"),
+                     "std": float(np.std(losses, ddof=1)) if len(losses) > 1 else float("nan")})
+    return rows
+
+
+def _curve(rows: list[dict], depth: int):
+    pts = sorted((r["budget"], r["losses"]) for r in rows if r["depth"] == depth and r["losses"])
+    return np.log([b for b, _ in pts]), [np.asarray(losses) for _, losses in pts]
+
+
+def _crossing(log_n, gap):
+    """(status, log budget or None) for a gap sampled on an increasing log-budget grid.
+
+    'crossing': the first step from g > 0 to g <= 0; 'shallow wins' / 'deep wins': one side
+    throughout; 'reversed': the deep network leads at small budgets and loses at large ones
+    (the opposite order to the paper's), with no crossing in the paper's direction.
+    """
+    positive = gap > 0
+    down = np.flatnonzero(positive[:-1] & ~positive[1:])
+    if down.size:
+        i = int(down[0])
+        x0, x1, g0, g1 = log_n[i], log_n[i + 1], gap[i], gap[i + 1]
+        return "crossing", float(x0 + (x1 - x0) * g0 / (g0 - g1))
+    if positive.all():
+        return "shallow wins", None
+    if not positive.any():
+        return "deep wins", None
+    return "reversed", None
+
+
+def _gap_on_grid(xs_s, ys_s, xs_d, ys_d):
+    lo, hi = max(xs_s[0], xs_d[0]), min(xs_s[-1], xs_d[-1])
+    if not hi > lo:
+        return None, None
+    grid = np.linspace(lo, hi, GRID_POINTS)
+    return grid, np.interp(grid, xs_d, ys_d) - np.interp(grid, xs_s, ys_s)
+
+
+def transition(records: list[dict], shallow: int, deep: int, n_boot: int = 1000, seed: int = 0) -> dict:
+    """The transition budget of the pair (shallow, deep) under the module's rule.
+
+    Returns ``status`` ('crossing', 'shallow wins', 'deep wins', 'reversed' on the seed means), ``budget``
+    (the crossing on the seed means, or None), ``range`` (the overlapping budgets),
+    ``p_crossing`` (share of bootstrap draws with a crossing) and ``budget_p16``,
+    ``budget_p50``, ``budget_p84`` over those draws (None when no draw crosses).
+    """
+    require(shallow < deep, f"shallow depth must be below deep depth, got {shallow} and {deep}")
+    rows = loss_table(records)
+    xs_s, ls_s = _curve(rows, shallow)
+    xs_d, ls_d = _curve(rows, deep)
+    require(len(xs_s) >= 2 and len(xs_d) >= 2,
+            f"depths {shallow} and {deep} need at least two measured budgets each")
+    mean = lambda ls: np.array([x.mean() for x in ls])  # noqa: E731
+    grid, gap = _gap_on_grid(xs_s, mean(ls_s), xs_d, mean(ls_d))
+    require(grid is not None, f"depths {shallow} and {deep} cover no common budget range")
+    status, log_b = _crossing(grid, gap)
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(n_boot):
+        boot = lambda ls: np.array([rng.choice(x, size=x.size).mean() for x in ls])  # noqa: E731
+        _, g = _gap_on_grid(xs_s, boot(ls_s), xs_d, boot(ls_d))
+        st, lb = _crossing(grid, g)
+        if st == "crossing":
+            draws.append(lb)
+    q = np.exp(np.percentile(draws, [16, 50, 84])) if draws else [None] * 3
+    return {"shallow": shallow, "deep": deep, "status": status,
+            "budget": math.exp(log_b) if log_b is not None else None,
+            "range": [float(math.exp(grid[0])), float(math.exp(grid[-1]))],
+            "gap_at_low": float(gap[0]), "gap_at_high": float(gap[-1]),
+            "p_crossing": len(draws) / n_boot if n_boot else float("nan"),
+            "budget_p16": None if q[0] is None else float(q[0]),
+            "budget_p50": None if q[1] is None else float(q[1]),
+            "budget_p84": None if q[2] is None else float(q[2])}
+
+
+def adjacent_pairs(depths) -> list[tuple[int, int]]:
+    """(L_1, L_2), (L_2, L_3), ... of the sorted depths."""
+    depths = sorted(set(depths))
+    return list(zip(depths, depths[1:]))
+
+
+def transitions(records: list[dict], pairs=None, n_boot: int = 1000, seed: int = 0) -> list[dict]:
+    """:func:`transition` for each pair (default: adjacent depths of the records)."""
+    pairs = adjacent_pairs({r["depth"] for r in records}) if pairs is None else pairs
+    return [transition(records, s, d, n_boot=n_boot, seed=seed) for s, d in pairs]
+
+
+def fit_transitions(results: list[dict], depth_of_pair: str = "midpoint"):
+    """Fit log(transition budget) against depth over the pairs that cross
+    (:func:`dwlib.guidelines.fit_from_transitions`); None with fewer than two crossings.
+
+    ``depth_of_pair``: 'midpoint' attaches a pair's transition to (L_s + L_d) / 2 (both tie
+    there, so the optimum lies between them), 'deep' to L_d.
+    """
+    from dwlib.guidelines import fit_from_transitions
+
+    require(depth_of_pair in ("midpoint", "deep"), f"depth_of_pair must be 'midpoint' or 'deep', got {depth_of_pair!r}")
+    crossed = [t for t in results if t["status"] == "crossing"]
+    if len({t["shallow"] for t in crossed}) < 2:
+        return None
+    depths = [(t["shallow"] + t["deep"]) / 2 if depth_of_pair == "midpoint" else t["deep"] for t in crossed]
+    return fit_from_transitions(depths, [t["budget"] for t in crossed])
