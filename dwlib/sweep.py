@@ -254,7 +254,7 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     recorded as such and the sweep goes on. ``limit`` stops after that many runs trained now.
     """
     sweep = get_preset(sweep) if isinstance(sweep, str) else sweep
-    from dwlib.train import _check_out_dir, train
+    from dwlib.train import _atomic_write_json, _check_out_dir, train
 
     out = _check_out_dir(str(out))
     rows = plan(sweep, out, shard)
@@ -336,13 +336,9 @@ def load_results(path: str | os.PathLike) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _atomic_write_json(path: Path, obj) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _write_sweep_json(out: Path, sweep: Sweep) -> None:
+    from dwlib.train import _atomic_write_json
+
     _atomic_write_json(out / "sweep.json", dataclasses.asdict(sweep))
 
 

@@ -8,18 +8,6 @@ from dwlib import cli
 from dwlib import sweep as sw
 from dwlib.errors import InputError
 
-TEXT = ("Fellow citizens, the union grows in strength; commerce, schools and roads reach every "
-        "state, and the public debt falls year by year. ")
-
-
-@pytest.fixture
-def corpus(tmp_path, monkeypatch):
-    monkeypatch.setenv("DWLIB_CACHE", str(tmp_path / "cache"))
-    path = tmp_path / "corpus.txt"
-    path.write_text("\n\n".join(TEXT * 4 for _ in range(40)))
-    return str(path)
-
-
 def tiny_sweep(corpus, seeds=(0,)):
     return sw.Sweep(name="tiny", depths=(1, 2), budgets=(12 * 32 * 32, 12 * 48 * 48), seeds=seeds, head_size=16,
                     tokens_per_run=8 * 16 * 6,
