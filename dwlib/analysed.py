@@ -271,3 +271,51 @@ __all__ = ["InputError", "check_shape", "constant_params", "count_terms", "degre
            "expansion_terms", "forward", "homogeneity_residual", "init_params",
            "init_transformer_params", "layer", "layer_norm", "self_attention", "shape_of",
            "summed_indices", "transformer_forward", "transformer_layer"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Illustrating eq. (5): a grid matrix whose rank lower-bounds the separation rank
+
+def partition_matrix(fn, points, n_positions: int, part_a: Sequence[int]):
+    """The grid matrix of a scalar function of N positions w.r.t. a partition (A, B).
+
+    Every position takes each of the M vectors in ``points`` (M, d_x); ``fn`` maps a batch of
+    inputs (M^N, N, d_x) to (M^N,) outputs. The M^N values, arranged with the positions of A
+    indexing rows and those of B columns, form an (M^|A|, M^|B|) matrix whose rank is at most
+    the separation rank of eq. (5) w.r.t. (A, B): a sum of R products g(A) g'(B) gives a
+    matrix of rank at most R (the grid-tensor argument of the paper's proof sketch).
+    """
+    import numpy as np
+
+    points = np.asarray(points)
+    _check_int("n_positions", n_positions, 2)
+    require(points.ndim == 2 and points.shape[0] >= 1, "points must be an (M, d_x) array")
+    part_a = sorted(set(int(a) for a in part_a))
+    require(part_a and all(0 <= a < n_positions for a in part_a) and len(part_a) < n_positions,
+            f"part_a must be a non-empty proper subset of positions 0..{n_positions - 1}, got {part_a}")
+    part_b = [p for p in range(n_positions) if p not in part_a]
+    M = points.shape[0]
+    require(M ** n_positions <= 2 ** 20, f"M^N = {M}^{n_positions} grid points is too many (at most 2^20)")
+    idx = np.indices((M,) * n_positions).reshape(n_positions, -1).T  # (M^N, N), C order
+    values = np.asarray(fn(points[idx])).reshape((M,) * n_positions)
+    return values.transpose(part_a + part_b).reshape(M ** len(part_a), M ** len(part_b))
+
+
+def balanced_partitions(n_positions: int) -> list[tuple[int, ...]]:
+    """The balanced partitions (A, B) of N positions, |A| = |B| = N/2, each given by A with
+    position 0 in A (so that (A, B) and (B, A) are listed once)."""
+    import itertools
+
+    _check_int("n_positions", n_positions, 2)
+    require(n_positions % 2 == 0, f"balanced partitions need an even number of positions, got {n_positions}")
+    return [(0,) + rest for rest in itertools.combinations(range(1, n_positions), n_positions // 2 - 1)]
+
+
+def neighbour_pairs_function(x):
+    """A toy local (convolution-like) function for contrast with self-attention: positions are
+    first combined with their neighbour, (1 + <x^1, x^2>)^2 (1 + <x^3, x^4>)^2 ..., then
+    multiplied, as a convolutional network with size-2 pooling does [cohen2017inductive].
+    ``x``: (..., N, d_x) with N even; returns (...,)."""
+    require(x.shape[-2] % 2 == 0, f"needs an even number of positions, got {x.shape[-2]}")
+    pairs = jnp.sum(x[..., 0::2, :] * x[..., 1::2, :], axis=-1)
+    return jnp.prod((1 + pairs) ** 2, axis=-1)

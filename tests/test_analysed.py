@@ -150,3 +150,28 @@ def test_input_validation(call, needle):
     with pytest.raises(InputError) as err:
         call()
     assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_partition_matrix_rank_and_proposition_1():
+    with jax.enable_x64(True):
+        pts = np.array([[-1.0, 2.0], [0.5, 1.0], [2.0, -1.0], [1.0, 1.0], [-2.0, 0.5]])
+        # a product of per-position factors is separable: rank 1 for every partition
+        prod = lambda x: jnp.prod(jnp.sum(x, axis=-1), axis=-1)
+        for A_ in A.balanced_partitions(4):
+            assert np.linalg.matrix_rank(A.partition_matrix(prod, pts, 4, A_)) == 1
+        assert A.balanced_partitions(4) == [(0, 1), (0, 2), (0, 3)]
+        # the local function is separable across its pooling pairs only
+        ranks = [np.linalg.matrix_rank(A.partition_matrix(A.neighbour_pairs_function, pts, 4, A_))
+                 for A_ in A.balanced_partitions(4)]
+        assert ranks[0] == 1 and ranks[1] > 1 and ranks[2] > 1
+        # self-attention at output position 0: the same rank for all balanced partitions
+        rng = np.random.default_rng(0)
+        params = [{k: jnp.asarray(rng.integers(-2, 3, size=v.shape), jnp.float64) for k, v in p.items()}
+                  for p in A.constant_params(1, 2, 1)]
+        f = lambda x: A.forward(params, x)[..., 0, 0]
+        ranks = [np.linalg.matrix_rank(A.partition_matrix(f, pts, 4, A_)) for A_ in A.balanced_partitions(4)]
+        assert len(set(ranks)) == 1 and ranks[0] > 1
+    with pytest.raises(InputError, match="proper subset"):
+        A.partition_matrix(prod, pts, 4, [0, 1, 2, 3])
+    with pytest.raises(InputError, match="even number"):
+        A.balanced_partitions(3)
