@@ -4,7 +4,7 @@ Needs `make book` first (the Makefile's `browser` target does it). Chromium come
 Debian's package; Playwright's Python package drives it through `executable_path` and
 never downloads a browser. Per page: it loads, raises no page or console error, asks for
 nothing beyond localhost, every formula is typeset by MathJax, every Altair chart draws
-marks, every saved widget renders; and moving a bound slider redraws its chart.
+marks, every saved widget renders, and moving any bound slider of any chart redraws it.
 """
 
 from __future__ import annotations
@@ -132,8 +132,37 @@ def test_page(server, browser, path):
         assert not info["chartErrors"], f"charts failed: {info['chartErrors']}"
         assert not info["chartsEmpty"], f"charts drew nothing: {info['chartsEmpty']}"
         assert info["viewsUnrendered"] == 0, f"{info['viewsUnrendered']} saved widget views did not render"
+        still = _sliders_that_do_not_redraw(page)
+        assert not still, f"moving these bound sliders did not change their chart: {still}"
     finally:
         page.close()
+
+
+def _sliders_that_do_not_redraw(page) -> list[str]:
+    """Move every bound slider of every chart on the page to its far end, one at a time, and
+    return 'chart-id: slider name' for each whose chart's marks did not change."""
+    charts = page.locator(".dw-chart", has=page.locator(".vega-bindings input[type=range]"))
+    bad = []
+    for c in range(charts.count()):
+        chart = charts.nth(c)
+        sliders = chart.locator(".vega-bindings input[type=range]")
+        for s in range(sliders.count()):
+            before = chart.locator("svg.marks, canvas.marks").first.inner_html()
+            name = page.evaluate(
+                """([el, i]) => {
+                  const s = el.querySelectorAll('.vega-bindings input[type=range]')[i];
+                  const lo = parseFloat(s.min), hi = parseFloat(s.max), v = parseFloat(s.value);
+                  s.value = String(Math.abs(v - lo) > Math.abs(hi - v) ? lo : hi);
+                  s.dispatchEvent(new Event('input', {bubbles: true}));
+                  s.dispatchEvent(new Event('change', {bubbles: true}));
+                  return s.name || (s.closest('.vega-bind') || s.parentElement).textContent.trim().slice(0, 40);
+                }""",
+                [chart.element_handle(), s],
+            )
+            page.wait_for_timeout(300)
+            if chart.locator("svg.marks, canvas.marks").first.inner_html() == before:
+                bad.append(f"{chart.get_attribute('id')}: {name}")
+    return bad
 
 
 def test_book_has_charts_math_widgets_and_a_moving_slider(server, browser):
