@@ -112,6 +112,10 @@ def test_page(server, browser, path):
               mathUntypeset: [...document.querySelectorAll('div.math, span.math')]
                  .filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 60)),
               mathErrors: document.querySelectorAll('mjx-merror').length,
+              mathClipped: [...document.querySelectorAll('mjx-container[display=true]')].filter(m => {
+                 const f = m.getBoundingClientRect(), box = m.parentElement.getBoundingClientRect();
+                 return f.left < box.left - 1 || f.right > box.right + 1;  // the column hides the rest
+              }).map(m => m.textContent.slice(0, 60)),
               charts: document.querySelectorAll('.dw-chart').length,
               chartsEmpty: [...document.querySelectorAll('.dw-chart')].filter(c => {
                  const m = c.querySelector('svg.marks, canvas.marks');
@@ -129,6 +133,7 @@ def test_page(server, browser, path):
         assert not problems, "\n".join(problems)
         assert not info["mathUntypeset"], f"formulas not typeset: {info['mathUntypeset']}"
         assert info["mathErrors"] == 0, "MathJax reported errors"
+        assert not info["mathClipped"], f"display formulas wider than the text column: {info['mathClipped']}"
         assert not info["chartErrors"], f"charts failed: {info['chartErrors']}"
         assert not info["chartsEmpty"], f"charts drew nothing: {info['chartsEmpty']}"
         assert info["viewsUnrendered"] == 0, f"{info['viewsUnrendered']} saved widget views did not render"
