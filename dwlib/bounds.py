@@ -280,18 +280,21 @@ def corollary1_width(width, heads, depth, shallow_depth):
 
     Returns a dict: ``log3_sep_target`` (the deep lower bound), ``log10_width``, ``width``
     (float, inf past float64), ``shallow_in_theorem1`` (whether L_s < log3 d_s, so that eq. 7
-    indeed applies to the shallow network), ``width_factor`` w = d_s / d_x.
+    indeed applies to the shallow network), ``width_factor`` w = d_s / d_x, and
+    ``any_width``: True when the shallow upper bound reaches the target already at width 1
+    (then ``width`` is 1: no widening is needed, and the bounds do not separate the two).
     """
     for name, v in (("width", width), ("heads", heads), ("depth", depth), ("shallow depth", shallow_depth)):
         _check_int(name, v)
     require(shallow_depth < depth, f"shallow depth must be < depth: {shallow_depth} >= {depth}")
     target = theorem1_lower(depth, width, heads)  # raises outside Theorem 1's regime
     require(target > 0, f"the deep network's eq.-(7) lower bound must be positive, got {target:.3g}")
-    log3_w = _solve_shallow_log3_width(target, shallow_depth, heads)
+    any_width = (3.0 ** shallow_depth - 1.0) / 2.0 * _log3(1.0 + heads) >= target
+    log3_w = 0.0 if any_width else _solve_shallow_log3_width(target, shallow_depth, heads)
     log10_w, w = _width_from_log3(log3_w)
     return {"log3_sep_target": float(target), "log10_width": log10_w, "width": w,
             "width_factor": 10.0 ** (log10_w - math.log10(width)) if log10_w < 300 else math.inf,
-            "shallow_in_theorem1": bool(shallow_depth < log3_w)}
+            "shallow_in_theorem1": bool(shallow_depth < log3_w), "any_width": bool(any_width)}
 
 
 # Paper's stated results for the BERT-large example (section 4.1, after Corollary 1).
@@ -513,8 +516,12 @@ def _run_corollary1(args) -> int:
         return 0
     print(f"deep network: depth {args.depth}, width {args.width}, heads {args.heads}; "
           f"eq. (7) lower bound log3 sep = {r['log3_sep_target']:.6g}")
-    print(f"a depth-{args.shallow_depth} network needs width >= {r['width']:.4g} "
-          f"(log10 = {r['log10_width']:.4f}) for its eq. (7) upper bound to reach it")
+    if r["any_width"]:
+        print(f"a depth-{args.shallow_depth} network of any width reaches it: its eq. (7) upper bound "
+              f"already does at width 1, so the bounds do not separate the two networks")
+    else:
+        print(f"a depth-{args.shallow_depth} network needs width >= {r['width']:.4g} "
+              f"(log10 = {r['log10_width']:.4f}) for its eq. (7) upper bound to reach it")
     if out["note"]:
         print(f"note: {out['note']}")
     return 0

@@ -177,6 +177,13 @@ def test_corollary1_round_trip(w, H, L, Ls):
         assert bounds.theorem1_upper(Ls, r["width"] * 0.99, H) < deep_lower
 
 
+def test_corollary1_when_every_width_suffices_returns_width_one():
+    # Deep target 133.01; at L_s = 5 the shallow upper bound at width 1 is 121 log3(17) = 311.9 >= 133.01.
+    r = bounds.corollary1_width(1000, 16, 6, 5)
+    assert r["any_width"] and r["width"] == 1.0 and r["log10_width"] == 0.0
+    assert not bounds.corollary1_width(1000, 16, 6, 4)["any_width"]  # 40 log3(17) = 103.1 < 133.01
+
+
 def test_corollary1_bert_large_example_as_written():
     # target 133.00998 (above); L_s = 2: 4 log3(d + 16) = target -> d = 3^(target/4) - 16
     r2 = bounds.corollary1_width(1000, 16, 6, 2)
