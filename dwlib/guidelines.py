@@ -774,54 +774,6 @@ def _budget_x(lo: float, hi: float):
                  axis=alt.Axis(values=ticks, labelExpr=_BUDGET_LABEL))
 
 
-def _short_label(names: list[str]) -> str:
-    """A point's label: at most two names (size suffixes in parentheses dropped), then +k."""
-    short = [n.split(" (")[0] for n in names]
-    return " / ".join(short[:2]) + (f" +{len(short) - 2}" if len(short) > 2 else "")
-
-
-def _place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0) -> list:
-    """Greedy placement of point labels in pixel space (x, y in pixels, y down).
-
-    For each point, in order, the first of a few candidate positions (right or left of the
-    point, level, above or below) whose box stays inside the chart and overlaps no point and
-    no label placed so far; if none is free, the one with the least overlap.  Returns
-    (align, dx, dy) per point, offsets in pixels from the point to the label's anchor.
-    Deterministic (no randomness), so the chart's spec is the same on every run.
-    """
-    char_w, box_h, gap = 0.56 * font_size, font_size + 2, 7
-    candidates = [("left", gap, 0), ("left", gap, -box_h), ("left", gap, box_h),
-                  ("right", -gap, 0), ("right", -gap, -box_h), ("right", -gap, box_h),
-                  ("left", gap, -2 * box_h), ("left", gap, 2 * box_h),
-                  ("right", -gap, -2 * box_h), ("right", -gap, 2 * box_h)]
-    dots = [(x - 4, y - 4, x + 4, y + 4) for x, y in zip(xs, ys)]
-    placed: list = []
-    out = []
-
-    def overlap(a, b):
-        w = min(a[2], b[2]) - max(a[0], b[0])
-        h = min(a[3], b[3]) - max(a[1], b[1])
-        return w * h if w > 0 and h > 0 else 0.0
-
-    for i, (x, y, text) in enumerate(zip(xs, ys, texts)):
-        w = char_w * len(text)
-        best, best_cost = None, None
-        for align, dx, dy in candidates:
-            x0 = x + dx if align == "left" else x + dx - w
-            box = (x0, y + dy - box_h / 2, x0 + w, y + dy + box_h / 2)
-            outside = (max(0, -box[0]) + max(0, box[2] - width)
-                       + max(0, -box[1]) + max(0, box[3] - height)) * box_h
-            cost = outside + sum(overlap(box, o) for o in placed) + sum(
-                overlap(box, d) for j, d in enumerate(dots) if j != i)
-            if best_cost is None or cost < best_cost:
-                best, best_cost = (align, dx, dy, box), cost
-            if cost == 0:
-                break
-        placed.append(best[3])
-        out.append(best[:3])
-    return out
-
-
 def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_REL_TOL,
                  abs_tol: float = DEFAULT_ABS_TOL, budget_range=(3e7, 3e12),
                  width: int = 600, height: int = 400):
@@ -833,10 +785,12 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     :func:`load_models`).  Models of the same shape are drawn as one point (the label shows at
     most two names, the tooltip all).  Verdicts are computed with ``fit``/``rel_tol``/
     ``abs_tol`` (so the colours match the curve and band).  Labels are placed so as not to
-    overlap (:func:`_place_labels`).
+    overlap (:func:`dwlib.plots.place_labels`).
     """
     import altair as alt
     import pandas as pd
+
+    from dwlib import plots
 
     models = load_models(fit, rel_tol, abs_tol) if models is None else list(models)
     lo, hi = (float(v) for v in _positive(budget_range, "budget_range").ravel())
@@ -851,8 +805,8 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     lx0, lx1 = math.log10(lo), math.log10(hi)
     px = [(math.log10(p["budget"]) - lx0) / (lx1 - lx0) * width for p in groups]
     py = [(1 - p["depth"] / ytop) * height for p in groups]
-    texts = [_short_label(p["name"].split(" / ")) for p in groups]
-    places = _place_labels(px, py, texts, width, height)
+    texts = [plots.short_label(p["name"].split(" / ")) for p in groups]
+    places = plots.place_labels(px, py, texts, width, height)
     rows = []
     for p, x, y, text, (align, dx, dy) in zip(groups, px, py, texts, places):
         rows.append(dict(p, label=text, align=align, size=_fmt_n(p["budget"]),

@@ -105,6 +105,54 @@ def spec_json(chart: alt.TopLevelMixin) -> str:
     return json.dumps(chart.to_dict(), sort_keys=True)
 
 
+def short_label(names: list[str]) -> str:
+    """A point's label: at most two names (size suffixes in parentheses dropped), then +k."""
+    short = [n.split(" (")[0] for n in names]
+    return " / ".join(short[:2]) + (f" +{len(short) - 2}" if len(short) > 2 else "")
+
+
+def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0) -> list:
+    """Greedy placement of point labels in pixel space (x, y in pixels, y down).
+
+    For each point, in order, the first of a few candidate positions (right or left of the
+    point, level, above or below) whose box stays inside the chart and overlaps no point and
+    no label placed so far; if none is free, the one with the least overlap.  Returns
+    (align, dx, dy) per point, offsets in pixels from the point to the label's anchor.
+    Deterministic (no randomness), so the chart's spec is the same on every run.
+    """
+    char_w, box_h, gap = 0.56 * font_size, font_size + 2, 7
+    candidates = [("left", gap, 0), ("left", gap, -box_h), ("left", gap, box_h),
+                  ("right", -gap, 0), ("right", -gap, -box_h), ("right", -gap, box_h),
+                  ("left", gap, -2 * box_h), ("left", gap, 2 * box_h),
+                  ("right", -gap, -2 * box_h), ("right", -gap, 2 * box_h)]
+    dots = [(x - 4, y - 4, x + 4, y + 4) for x, y in zip(xs, ys)]
+    placed: list = []
+    out = []
+
+    def overlap(a, b):
+        w = min(a[2], b[2]) - max(a[0], b[0])
+        h = min(a[3], b[3]) - max(a[1], b[1])
+        return w * h if w > 0 and h > 0 else 0.0
+
+    for i, (x, y, text) in enumerate(zip(xs, ys, texts)):
+        w = char_w * len(text)
+        best, best_cost = None, None
+        for align, dx, dy in candidates:
+            x0 = x + dx if align == "left" else x + dx - w
+            box = (x0, y + dy - box_h / 2, x0 + w, y + dy + box_h / 2)
+            outside = (max(0, -box[0]) + max(0, box[2] - width)
+                       + max(0, -box[1]) + max(0, box[3] - height)) * box_h
+            cost = outside + sum(overlap(box, o) for o in placed) + sum(
+                overlap(box, d) for j, d in enumerate(dots) if j != i)
+            if best_cost is None or cost < best_cost:
+                best, best_cost = (align, dx, dy, box), cost
+            if cost == 0:
+                break
+        placed.append(best[3])
+        out.append(best[:3])
+    return out
+
+
 def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     """The two regimes over (width, depth): the curve L = log3(d_x) of section 4 splits the
     plane into Theorem 1's depth-efficient region (below) and Theorem 2's region (above).
@@ -138,13 +186,34 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     region_text = alt.Chart(labels).mark_text(align="left", fontSize=11, color="#444").encode(
         x=x, y=alt.Y("depth:Q", scale=yscale), text="text:N")
     layers = [below, above, line, region_text]
+    width_px, height_px = 560, 340
     if models:
-        pts = pd.DataFrame(list(models))
-        enc = dict(x=x, y=alt.Y("depth:Q", scale=yscale),
-                   tooltip=["name:N", "depth:Q", alt.Tooltip("width:Q", format=",")])
-        layers.append(alt.Chart(pts).mark_point(filled=True, size=50, color="black").encode(**enc))
-        layers.append(alt.Chart(pts).mark_text(align="left", dx=6, dy=-6, fontSize=10).encode(
-            text="name:N", **enc))
+        # One point per shape (models of equal depth and width share it), labels placed so
+        # that they do not overlap (pixel space of the log-log axes).
+        shapes: dict = {}
+        for m in models:
+            shapes.setdefault((m["depth"], m["width"]), []).append(m["name"])
+        keys = sorted(shapes, key=lambda s: (s[1], s[0]))
+        lx = lambda w: (np.log10(w) - np.log10(lo)) / (np.log10(hi) - np.log10(lo)) * width_px  # noqa: E731
+        ly = lambda L: (1 - (np.log10(L) - np.log10(depth_range[0]))  # noqa: E731
+                        / (np.log10(depth_range[1]) - np.log10(depth_range[0]))) * height_px
+        px, py = [float(lx(w)) for _, w in keys], [float(ly(L)) for L, _ in keys]
+        texts = [short_label(shapes[k]) for k in keys]
+        places = place_labels(px, py, texts, width_px, height_px, font_size=10)
+        inv_x = lambda v: 10 ** (np.log10(lo) + v / width_px * (np.log10(hi) - np.log10(lo)))  # noqa: E731
+        inv_y = lambda v: 10 ** (np.log10(depth_range[0]) + (1 - v / height_px)  # noqa: E731
+                                 * (np.log10(depth_range[1]) - np.log10(depth_range[0])))
+        pts = pd.DataFrame([{"name": " / ".join(shapes[k]), "depth": k[0], "width": k[1], "label": t,
+                             "align": a, "label_width": float(inv_x(x0 + dx)), "label_depth": float(inv_y(y0 + dy))}
+                            for k, t, x0, y0, (a, dx, dy) in zip(keys, texts, px, py, places)])
+        tips = ["name:N", "depth:Q", alt.Tooltip("width:Q", format=",")]
+        layers.append(alt.Chart(pts).mark_point(filled=True, size=50, color="black").encode(
+            x=x, y=alt.Y("depth:Q", scale=yscale), tooltip=tips))
+        for align in ("left", "right"):
+            layers.append(alt.Chart(pts).transform_filter(f"datum.align == '{align}'").mark_text(
+                align=align, baseline="middle", fontSize=10).encode(
+                    x=alt.X("label_width:Q", scale=alt.Scale(type="log", domain=list(width_range))),
+                    y=alt.Y("label_depth:Q", scale=yscale), text="label:N", tooltip=tips))
     log_w = slider("log10_width", float(np.log10(lo)), float(np.log10(hi)), 0.05, 3.0,
                    label="log10(width)")
     marker = (alt.Chart(pd.DataFrame({"i": [0]}))
@@ -159,7 +228,7 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
                             color="#ff7f0e").encode(x=x, y=alt.Y("threshold:Q", scale=yscale),
                                                     text="text:N")
     layers += [rule, dot, note]
-    return alt.layer(*layers).add_params(log_w).properties(width=560, height=340)
+    return alt.layer(*layers).add_params(log_w).properties(width=width_px, height=height_px)
 
 
 # ---------------------------------------------------------------------------------------------

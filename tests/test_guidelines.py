@@ -13,6 +13,7 @@ import pytest
 
 import dwlib.cli as cli
 from dwlib import guidelines as g
+from dwlib import plots
 from dwlib.errors import InputError
 
 BIB = Path(__file__).resolve().parents[1] / "book" / "references.bib"
@@ -491,7 +492,7 @@ def test_models_chart():
 def test_place_labels_avoids_overlaps():
     # three points in a row, close together: the labels must not overlap each other
     xs, ys = [100, 104, 108], [100, 100, 100]
-    places = g._place_labels(xs, ys, ["aaaaaaaa"] * 3, 400, 300)
+    places = plots.place_labels(xs, ys, ["aaaaaaaa"] * 3, 400, 300)
     boxes = []
     for x, y, (align, dx, dy) in zip(xs, ys, places):
         w = 0.56 * 9 * 8
@@ -502,7 +503,7 @@ def test_place_labels_avoids_overlaps():
             a, b = boxes[i], boxes[j]
             assert min(a[2], b[2]) <= max(a[0], b[0]) or min(a[3], b[3]) <= max(a[1], b[1])
     # a point at the right edge gets its label on the left
-    assert g._place_labels([395], [150], ["a long label"], 400, 300)[0][0] == "right"
+    assert plots.place_labels([395], [150], ["a long label"], 400, 300)[0][0] == "right"
 
 
 def test_models_chart_default_models_and_other_fit():
