@@ -4,7 +4,7 @@
 For fixed shapes (vocabulary 1000, sequence 256, batch 16, float32, (L, d_x, H) in SHAPES) it
 prints, per shape: tokens/s, step time, achieved FLOP/s and their share of a matrix-product peak
 measured here by this script (a jitted float32 matmul of the step's own largest shape). When
-torch is importable it also times ``/work/shared/bench/torch_reference.py``'s model on the same
+torch is importable it also times ``../shared/bench/torch_reference.py``'s model (beside the repository) on the same
 shapes (imported by path; override with --torch-reference) and prints the JAX/PyTorch ratio
 (> 1: dwlib is faster).
 
@@ -25,12 +25,14 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 SHAPES = ((6, 256, 4), (6, 512, 8), (2, 128, 2))
 VOCAB, SEQ, BATCH = 1000, 256, 16
-TORCH_REFERENCE = "/work/shared/bench/torch_reference.py"
+# The reference lives beside the repository: <parent of the repo>/shared/bench/torch_reference.py.
+TORCH_REFERENCE = str(Path(__file__).resolve().parents[2] / "shared" / "bench" / "torch_reference.py")
 
 
 def flops_per_token(vocab, seq, depth, width):
