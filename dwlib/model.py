@@ -185,6 +185,42 @@ def _cross_entropy_bwd(res, g):
 cross_entropy.defvjp(_cross_entropy_fwd, _cross_entropy_bwd)
 
 
+@jax.custom_vjp
+def unembed_cross_entropy(h, w, targets):
+    """``cross_entropy(h w^T, targets)`` for hidden states h (..., d) and output matrix w (V, d),
+    the logits in float32, as one function with a hand-written gradient.
+
+    Same value and gradient as the two steps apart, cheaper on CPU (measured: about 4% of a
+    (2, 128, 2) training step): the target logit is gathered rather than selected from a
+    one-hot mask over the vocabulary, and dw = (h^T dlogits)^T transposes the (..., d) states
+    rather than the (..., V) logits.
+    """
+    return _unembed_ce_fwd(h, w, targets)[0]
+
+
+def _unembed_ce_fwd(h, w, targets):
+    logits = jnp.einsum("...d,vd->...v", h, w.astype(h.dtype), preferred_element_type=jnp.float32)
+    m = jnp.max(logits, axis=-1, keepdims=True)
+    e = jnp.exp(logits - m)
+    z = jnp.sum(e, axis=-1, keepdims=True)
+    target_logit = jnp.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
+    loss = jnp.mean(jnp.log(z[..., 0]) + m[..., 0] - target_logit)
+    return loss, (h, w, targets, e / z)
+
+
+def _unembed_ce_bwd(res, g):
+    h, w, targets, p = res
+    n = p.size // p.shape[-1]
+    onehot = targets[..., None] == jnp.arange(p.shape[-1], dtype=targets.dtype)
+    dlogits = (jnp.where(onehot, p - 1.0, p) * (g / n)).astype(h.dtype)
+    dh = jnp.einsum("...v,vd->...d", dlogits, w.astype(h.dtype))
+    dw = jnp.einsum("...d,...v->dv", h, dlogits, preferred_element_type=jnp.float32).T
+    return dh, dw.astype(w.dtype), None
+
+
+unembed_cross_entropy.defvjp(_unembed_ce_fwd, _unembed_ce_bwd)
+
+
 class Block(nnx.Module):
     """One pre-LayerNorm Transformer block: causal multi-head self-attention, then the MLP."""
 
@@ -233,9 +269,13 @@ class Decoder(nnx.Module):
             x = block(x)
         return self.ln_f(x)
 
+    def output_matrix(self):
+        """The (V, d_x) matrix the logits are read out with: the token embedding when tied."""
+        return self.tok.embedding[...] if self.cfg.tied else self.head.kernel[...].T
+
     def unembed(self, h):
-        w = self.tok.embedding[...] if self.cfg.tied else self.head.kernel[...].T
-        return jnp.einsum("...d,vd->...v", h, w.astype(h.dtype), preferred_element_type=jnp.float32)
+        return jnp.einsum("...d,vd->...v", h, self.output_matrix().astype(h.dtype),
+                          preferred_element_type=jnp.float32)
 
     def __call__(self, tokens):
         """Logits (B, N, V) in float32."""
@@ -243,7 +283,7 @@ class Decoder(nnx.Module):
 
     def loss(self, tokens, targets):
         """Mean next-token cross-entropy in nats: logsumexp over the vocabulary minus the target logit."""
-        return cross_entropy(self(tokens), targets.astype(jnp.int32))
+        return unembed_cross_entropy(self.features(tokens), self.output_matrix(), targets.astype(jnp.int32))
 
 
 def abstract_params(cfg: ModelConfig):

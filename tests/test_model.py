@@ -52,10 +52,11 @@ def test_initial_loss_is_close_to_log_vocabulary_in_float32_and_bfloat16():
 
 
 def test_hand_written_gradients_match_autodiff():
-    """layer_norm, cross_entropy and softmax attention carry custom VJPs (for CPU speed)."""
-    from dwlib.model import cross_entropy, layer_norm
+    """layer_norm, cross_entropy, unembed_cross_entropy and softmax attention carry custom
+    VJPs (for CPU speed)."""
+    from dwlib.model import cross_entropy, layer_norm, unembed_cross_entropy
 
-    keys = iter(jax.random.split(jax.random.key(0), 16))
+    keys = iter(jax.random.split(jax.random.key(0), 32))
     x = 3 * jax.random.normal(next(keys), (3, 5, 8)) + 1
     scale, bias, w = (jax.random.normal(next(keys), s) for s in ((8,), (8,), (3, 5, 8)))
 
@@ -76,6 +77,13 @@ def test_hand_written_gradients_match_autodiff():
     (l1, g1), (l2, g2) = (jax.jit(jax.value_and_grad(f))(logits, targets) for f in (cross_entropy, ce_ref))
     np.testing.assert_allclose(l1, l2, rtol=1e-6)
     np.testing.assert_allclose(g1, g2, rtol=1e-5, atol=1e-7)
+
+    h, out_w = jax.random.normal(next(keys), (3, 5, 8)), jax.random.normal(next(keys), (11, 8))
+    (l1, g1), (l2, g2) = (jax.jit(jax.value_and_grad(f, argnums=(0, 1)))(h, out_w, targets)
+                          for f in (unembed_cross_entropy, lambda h, w, t: ce_ref(h @ w.T, t)))
+    np.testing.assert_allclose(l1, l2, rtol=1e-6)
+    for a, b in zip(g1, g2):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
     for n in (9, 256):  # 256: causal attention computed in query blocks
         q, k, v, w = (jax.random.normal(next(keys), (2, n, 3, 4)) for _ in range(4))
