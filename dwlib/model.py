@@ -5,7 +5,7 @@ A GPT-style decoder, written to be read in one sitting:
     x = E[tokens] + P[positions]                      token and learned position embeddings
     repeat L (= depth) times:                         pre-LayerNorm blocks, eqs. (1)-(2) of the paper
         x = x + W^O attend(LN(x) W^Q, LN(x) W^K, LN(x) W^V, causal)    H heads of size d_x / H
-        x = x + W_2 GELU(W_1 LN(x))                   MLP of width 4 d_x
+        x = x + W_2 GELU(W_1 LN(x))                   MLP of width 4 d_x (exact GELU, erf)
     logits = LN(x) E^T                                output tied to the token embedding (optionally untied)
 
 Each block holds 12 d_x^2 weights in matrices (3 d_x^2 for Q, K, V, d_x^2 for the output
@@ -221,6 +221,30 @@ def _unembed_ce_bwd(res, g):
 unembed_cross_entropy.defvjp(_unembed_ce_fwd, _unembed_ce_bwd)
 
 
+@jax.custom_vjp
+def gelu(x):
+    """The exact GELU, x Phi(x) with Phi the standard normal CDF (PyTorch's default ``F.gelu``;
+    ``jax.nn.gelu`` defaults to the tanh approximation).
+
+    Hand-written gradient, Phi(x) + x phi(x), recomputed from x alone: on CPU a training step
+    with it measured as fast as with ``jax.nn.gelu``'s tanh approximation and autodiff, and
+    faster than autodiff of ``jax.nn.gelu(x, approximate=False)``.
+    """
+    return x * _normal_cdf(x)
+
+
+def _normal_cdf(x):
+    return 0.5 + 0.5 * jax.lax.erf(x * (1 / math.sqrt(2)))
+
+
+def _gelu_bwd(x, dy):
+    pdf = jnp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+    return (dy * (_normal_cdf(x) + x * pdf),)
+
+
+gelu.defvjp(lambda x: (gelu(x), x), _gelu_bwd)
+
+
 class Block(nnx.Module):
     """One pre-LayerNorm Transformer block: causal multi-head self-attention, then the MLP."""
 
@@ -244,7 +268,7 @@ class Block(nnx.Module):
         shape = (B, N, self.heads, d // self.heads)
         a = attend(q.reshape(shape), k.reshape(shape), v.reshape(shape), causal=True)
         x = x + self.proj(a.reshape(B, N, d))
-        return x + self.out(jax.nn.gelu(self.fc(self.ln2(x))))
+        return x + self.out(gelu(self.fc(self.ln2(x))))
 
 
 class Decoder(nnx.Module):

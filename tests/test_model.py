@@ -52,9 +52,9 @@ def test_initial_loss_is_close_to_log_vocabulary_in_float32_and_bfloat16():
 
 
 def test_hand_written_gradients_match_autodiff():
-    """layer_norm, cross_entropy, unembed_cross_entropy and softmax attention carry custom
+    """layer_norm, cross_entropy, unembed_cross_entropy, gelu and softmax attention carry custom
     VJPs (for CPU speed)."""
-    from dwlib.model import cross_entropy, layer_norm, unembed_cross_entropy
+    from dwlib.model import cross_entropy, gelu, layer_norm, unembed_cross_entropy
 
     keys = iter(jax.random.split(jax.random.key(0), 32))
     x = 3 * jax.random.normal(next(keys), (3, 5, 8)) + 1
@@ -84,6 +84,12 @@ def test_hand_written_gradients_match_autodiff():
     np.testing.assert_allclose(l1, l2, rtol=1e-6)
     for a, b in zip(g1, g2):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+    z = 3 * jax.random.normal(next(keys), (4, 50))
+    np.testing.assert_allclose(gelu(z), jax.nn.gelu(z, approximate=False), rtol=1e-5, atol=1e-6)
+    g1, g2 = (jax.jit(jax.grad(lambda z: (f(z) * z[::-1]).sum()))(z)
+              for f in (gelu, lambda z: jax.nn.gelu(z, approximate=False)))
+    np.testing.assert_allclose(g1, g2, rtol=1e-5, atol=1e-6)
 
     for n in (9, 256):  # 256: causal attention computed in query blocks
         q, k, v, w = (jax.random.normal(next(keys), (2, n, 3, 4)) for _ in range(4))
