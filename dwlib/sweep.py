@@ -247,40 +247,90 @@ def plan(sweep: Sweep, out: str | os.PathLike, shard: tuple[int, int] = (0, 1)) 
 
 
 def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0, 1), *,
-        cache_dir: str | None = None, progress: bool = True, limit: int | None = None) -> list[dict]:
-    """Train every run of this shard that has not finished; return their result records.
+        cache_dir: str | None = None, progress: bool = True, limit: int | None = None,
+        jobs: int = 1) -> list[dict]:
+    """Train every run of this shard that has not finished; return the records of its finished runs.
 
     Finished runs are skipped; interrupted ones resume from their checkpoint. A diverged run is
-    recorded as such and the sweep goes on. ``limit`` stops after that many runs trained now.
+    recorded as such and the sweep goes on. ``limit`` trains at most that many runs now.
+
+    ``jobs > 1`` trains that many runs side by side, each in its own process pinned to one CPU
+    core with one XLA CPU device (small models leave most of a multi-core CPU idle; see the
+    experiments chapter for what it measured). Meant for CPUs; on one GPU keep ``jobs=1``.
     """
     sweep = get_preset(sweep) if isinstance(sweep, str) else sweep
-    from dwlib.train import _atomic_write_json, _check_out_dir, train
+    require(isinstance(jobs, int) and jobs >= 1, f"jobs must be an integer >= 1, got {jobs!r}")
+    from dwlib.train import _check_out_dir
 
     out = _check_out_dir(str(out))
     rows = plan(sweep, out, shard)
+    todo = [r for r in rows if r["state"] != "done"][:limit]
     out.mkdir(parents=True, exist_ok=True)
     _write_sweep_json(out, sweep)
-    env = {"hardware": hardware(), "git_commit": git_commit()}
-    records, trained = [], 0
+    env = {"sweep": sweep.name, "hardware": hardware(), "git_commit": git_commit(), "jobs": jobs}
+    tasks = [(dataclasses.asdict(dataclasses.replace(r["config"], out_dir=str(r["dir"]), cache_dir=cache_dir)),
+              {**env, "key": r["key"], "target_budget": r["point"].target_budget}) for r in todo]
     from tqdm.auto import tqdm
 
-    bar = tqdm(rows, desc=f"sweep {sweep.name} shard {shard[0]}/{shard[1]}", unit="run", disable=not progress)
-    for row in bar:
-        if row["state"] != "done" and limit is not None and trained >= limit:
-            break
-        cfg = dataclasses.replace(row["config"], out_dir=str(row["dir"]), cache_dir=cache_dir)
-        t0 = time.perf_counter()
-        result = train(cfg, progress=False, verbose=False)
-        if row["state"] != "done":
-            trained += 1
-            _atomic_write_json(row["dir"] / "sweep_meta.json", {
-                "sweep": sweep.name, "key": row["key"], "target_budget": row["point"].target_budget,
-                "wall_seconds": round(time.perf_counter() - t0, 2), **env})
-        records.append(record(row["dir"]))
-        bar.set_postfix(L=cfg.depth, d=cfg.width, loss=f"{result.get('eval_loss') or float('nan'):.3f}")
+    bar = tqdm(total=len(rows), initial=len(rows) - len(todo), unit="run", disable=not progress,
+               desc=f"sweep {sweep.name} shard {shard[0]}/{shard[1]}")
+    if jobs == 1 or len(tasks) <= 1:
+        for task in tasks:
+            rec = _train_one(task)
+            bar.update(1)
+            bar.set_postfix(L=rec["depth"], d=rec["width"], loss=f"{rec['eval_loss'] or float('nan'):.3f}")
+    else:
+        _run_side_by_side(tasks, jobs, bar)
     bar.close()
     collect(out)
-    return records
+    return [record(r["dir"]) for r in rows if (r["dir"] / "result.json").exists()]
+
+
+def _train_one(task) -> dict:
+    """Train one run of a sweep (``task`` = (TrainConfig fields, sweep metadata)); return its record."""
+    from dwlib.train import TrainConfig, _atomic_write_json, train
+
+    fields, meta = task
+    t0 = time.perf_counter()
+    train(TrainConfig(**fields), progress=False, verbose=False)
+    run_dir = Path(fields["out_dir"])
+    _atomic_write_json(run_dir / "sweep_meta.json", {**meta, "wall_seconds": round(time.perf_counter() - t0, 2)})
+    return record(run_dir)
+
+
+def _worker(core: int | None, tasks: list) -> None:
+    """A side-by-side worker: pin to one core, one XLA CPU device, then train its tasks in turn."""
+    if core is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {core})
+    os.environ["DWLIB_CPU_DEVICES"] = "1"
+    for task in tasks:
+        _train_one(task)
+
+
+def _run_side_by_side(tasks: list, jobs: int, bar) -> None:
+    """Run ``tasks`` in ``jobs`` spawned processes (round robin), updating ``bar`` as runs finish."""
+    import multiprocessing
+
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_worker, args=(cores[i % len(cores)] if cores else None, tasks[i::jobs]))
+             for i in range(min(jobs, len(tasks)))]
+    for p in procs:
+        p.start()
+    pending = {Path(t[0]["out_dir"]) for t in tasks}
+    while pending:
+        finished = {d for d in pending if (d / "sweep_meta.json").exists()}
+        bar.update(len(finished))
+        pending -= finished
+        if pending and not any(p.is_alive() for p in procs):
+            break
+        time.sleep(1.0)
+    for p in procs:
+        p.join()
+    failed = [i for i, p in enumerate(procs) if p.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"sweep workers {failed} failed (exit codes {[procs[i].exitcode for i in failed]}); "
+                           "finished runs are kept, run the sweep again to retry the others")
 
 
 def record(run_dir: Path) -> dict:
@@ -355,6 +405,8 @@ def add_commands(sub) -> None:
     p.add_argument("--shard", default="0/1", help="i/n: this machine's share of the runs (default 0/1)")
     p.add_argument("--cache-dir", default=None, help="tokenizer cache (default: $DWLIB_CACHE or ~/.cache/dwlib)")
     p.add_argument("--limit", type=int, default=None, help="train at most this many runs now")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="runs trained side by side, one process per CPU core (default 1; CPU only)")
     p.add_argument("--dry-run", action="store_true", help="list the runs and their state; train nothing")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--json", action="store_true", help="print the plan (--dry-run) or the records as JSON")
@@ -383,7 +435,8 @@ def add_commands(sub) -> None:
                 print(f"{r['key']:<12} {c.depth:>3} {c.width:>5} {c.heads:>3} {c.seed:>4} {pt.budget:>10,} "
                       f"{pt.target_budget:>10,.0f}  {r['state']}")
             return 0
-        records = run(sweep, out, shard, cache_dir=args.cache_dir, progress=not args.no_progress, limit=args.limit)
+        records = run(sweep, out, shard, cache_dir=args.cache_dir, progress=not args.no_progress, limit=args.limit,
+                      jobs=args.jobs)
         if args.json:
             from dwlib.cli import print_json
 

@@ -97,3 +97,16 @@ def test_cli_dry_run_and_bad_shard(capsys):
     assert cli.main(["sweep", "--shard", "3/3"]) == 2
     assert capsys.readouterr().err.strip() == "dwlib sweep: error: shard i/n needs 0 <= i < n, got '3/3'"
     assert cli.main(["sweep", "--preset", "nope", "--dry-run"]) == 2
+
+
+def test_side_by_side_jobs_train_the_same_runs_as_one_process(corpus, tmp_path):
+    sweep = tiny_sweep(corpus)
+    one = {r["key"]: r for r in sw.run(sweep, tmp_path / "one", progress=False)}
+    two = {r["key"]: r for r in sw.run(sweep, tmp_path / "two", progress=False, jobs=2)}
+    assert one.keys() == two.keys() and len(one) == 4
+    for key in one:
+        # one XLA device per worker instead of this process's devices: the same run up to float sums
+        assert two[key]["eval_loss"] == pytest.approx(one[key]["eval_loss"], rel=1e-4)
+        assert two[key]["hardware"] and two[key]["wall_seconds"] > 0
+    with pytest.raises(InputError, match="jobs must be"):
+        sw.run(sweep, tmp_path / "three", jobs=0)
