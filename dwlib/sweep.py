@@ -257,6 +257,8 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     ``jobs > 1`` trains that many runs side by side, each in its own process pinned to one CPU
     core with one XLA CPU device (small models leave most of a multi-core CPU idle; see the
     experiments chapter for what it measured). Meant for CPUs; on one GPU keep ``jobs=1``.
+    The workers are spawned, so a script that calls this with ``jobs > 1`` must do so under
+    ``if __name__ == "__main__":`` (notebooks and the ``dwlib`` command need nothing).
     """
     sweep = get_preset(sweep) if isinstance(sweep, str) else sweep
     require(isinstance(jobs, int) and jobs >= 1, f"jobs must be an integer >= 1, got {jobs!r}")
