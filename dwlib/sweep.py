@@ -403,7 +403,9 @@ def add_commands(sub) -> None:
                        description="Train every (depth, budget, seed) of a preset that has not finished; "
                                    "resumable, and splittable over machines with --shard i/n.")
     p.add_argument("--preset", default="mini", help=f"one of {', '.join(PRESETS)} (default mini)")
-    p.add_argument("--out", default=None, help="results directory shared by all shards (default runs/<preset>)")
+    p.add_argument("--out", default=None,
+                   help="results directory shared by all shards (default results/<preset>; its checkpoints "
+                        "are ignored by git, the rest is meant to be committed)")
     p.add_argument("--shard", default="0/1", help="i/n: this machine's share of the runs (default 0/1)")
     p.add_argument("--cache-dir", default=None, help="tokenizer cache (default: $DWLIB_CACHE or ~/.cache/dwlib)")
     p.add_argument("--limit", type=int, default=None, help="train at most this many runs now")
@@ -416,7 +418,7 @@ def add_commands(sub) -> None:
     def _run(args) -> int:
         sweep = get_preset(args.preset)
         shard = parse_shard(args.shard)
-        out = args.out or f"runs/{sweep.name}"
+        out = args.out or f"results/{sweep.name}"
         if args.dry_run:
             rows = plan(sweep, out, shard)
             if args.json:
