@@ -141,17 +141,20 @@ class Sweep:
 
 
 PRESETS = {
-    # A 2-core CPU, about two hours in all (see the experiments chapter for the measured times).
-    # log3 d_x is 3 at d_x = 27, 4 at 81, 5 at 243: the widths below straddle the thresholds of
-    # depths 1-4, so the theory puts the depth-efficiency transition of the shallow pairs inside
-    # the grid. Budgets 25K to 800K give widths from 16 (L = 8 at 25K) to 256 (L = 1 at 800K).
+    # A 2-core CPU. log3 d_x is 3 at d_x = 27, 4 at 81, 5 at 243: the widths below straddle the
+    # thresholds of depths 1-4, so the theory puts the depth-efficiency transition of the shallow
+    # pairs inside the grid. Budgets 25K to 800K give widths from 16 (L = 8 at 25K) to 256
+    # (L = 1 at 800K); head size 8 keeps the rounded budgets within about 35% of the targets at
+    # the narrowest widths (16 would move some by half). Measured on 2 cores with jax 0.10.2:
+    # 10.7 minutes of training per seed at 1M tokens a run, so 2M tokens and 3 seeds take
+    # about 65 minutes of training plus evaluation and compilation.
     "mini": Sweep(
         name="mini",
         depths=(1, 2, 4, 8),
         budgets=(25e3, 50e3, 100e3, 200e3, 400e3, 800e3),
         seeds=(0, 1, 2),
-        head_size=16,
-        tokens_per_run=1_000_000,
+        head_size=8,
+        tokens_per_run=2_000_000,
         train={"corpus": "sotu", "vocab_size": 1000, "seq_len": 64, "batch_size": 32, "lr": 2e-3,
                "eval_interval": 100, "eval_batches": 16, "checkpoint_interval": 200},
         description="depths 1, 2, 4, 8 at budgets 25K-800K on the offline sotu corpus (CPU)",
@@ -255,8 +258,11 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     recorded as such and the sweep goes on. ``limit`` trains at most that many runs now.
 
     ``jobs > 1`` trains that many runs side by side, each in its own process pinned to one CPU
-    core with one XLA CPU device (small models leave most of a multi-core CPU idle; see the
-    experiments chapter for what it measured). Meant for CPUs; on one GPU keep ``jobs=1``.
+    core with one XLA CPU device. Measured on 2 cores (four 150-step runs of the mini grid at
+    25K-100K): 19-32 s with ``jobs=1`` against 33-34 s with ``jobs=2``, whose runs each took
+    about twice as long, since one process with a device per core already keeps both cores
+    busy and reuses compiled steps across runs of one shape. So the default stays 1; the option
+    is for machines with many more cores than one small model uses. Not for a single GPU.
     The workers are spawned, so a script that calls this with ``jobs > 1`` must do so under
     ``if __name__ == "__main__":`` (notebooks and the ``dwlib`` command need nothing).
     """
