@@ -385,6 +385,29 @@ def collect(out: str | os.PathLike) -> Path:
     return path
 
 
+def publish(out: str | os.PathLike, name: str) -> Path:
+    """Copy ``<out>/results.jsonl`` (after :func:`collect`) into the package's data as
+    ``dwlib/data/sweeps/<name>.jsonl``, so that the book, also on Colab where the repository's
+    ``results/`` folder is absent, reads the stored sweep with :func:`stored_results`."""
+    require(name.replace("-", "").replace("_", "").isalnum(), f"a stored sweep needs a plain name, got {name!r}")
+    src = collect(out)
+    dest = Path(__file__).resolve().parent / "data" / "sweeps" / f"{name}.jsonl"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(src.read_bytes())
+    os.replace(tmp, dest)
+    return dest
+
+
+def stored_results(name: str) -> list[dict]:
+    """The records of a sweep stored with dwlib (:func:`publish`), e.g. ``stored_results("mini")``."""
+    from importlib import resources
+
+    path = resources.files("dwlib") / "data" / "sweeps" / f"{name}.jsonl"
+    require(path.is_file(), f"no stored sweep named {name!r}")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def load_results(path: str | os.PathLike) -> list[dict]:
     """The records of a results.jsonl file (or of ``<dir>/results.jsonl``)."""
     path = Path(path)

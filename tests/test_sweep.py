@@ -110,3 +110,18 @@ def test_side_by_side_jobs_train_the_same_runs_as_one_process(corpus, tmp_path):
         assert two[key]["hardware"] and two[key]["wall_seconds"] > 0
     with pytest.raises(InputError, match="jobs must be"):
         sw.run(sweep, tmp_path / "three", jobs=0)
+
+
+def test_publish_stores_the_results_with_the_package(corpus, tmp_path, monkeypatch):
+    sweep = tiny_sweep(corpus)
+    sw.run(sweep, tmp_path / "out", progress=False, limit=2)
+    name = "test-publish-tmp"
+    dest = sw.publish(tmp_path / "out", name)
+    try:
+        assert dest.parent.name == "sweeps" and dest.parent.parent.name == "data"
+        assert sw.stored_results(name) == sw.load_results(tmp_path / "out")
+        assert len(sw.stored_results(name)) == 2
+    finally:
+        dest.unlink()
+    with pytest.raises(InputError, match="no stored sweep named 'nope'"):
+        sw.stored_results("nope")

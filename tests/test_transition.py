@@ -92,3 +92,31 @@ def test_bad_pairs_are_input_errors():
         tr.transition(recs, 2, 1)
     with pytest.raises(InputError, match="at least two measured budgets"):
         tr.transition(recs, 1, 4)
+
+
+def test_spread_across_depths_compares_depth_with_a_doubling_of_size():
+    # Same loss curve for depths 2 and 4 (Kaplan's picture), depth 1 worse by 0.3 everywhere.
+    f = lambda x: 5 - 0.5 * x  # noqa: E731  (0.5 nats per decade = 0.5 log10(2) = 0.1505 per doubling)
+    recs = records({1: lambda x: f(x) + 0.3, 2: f, 4: f})
+    deep_only = tr.spread_across_depths(recs, depths=[2, 4], points=3)
+    assert all(r["spread"] == pytest.approx(0.0, abs=1e-12) for r in deep_only)
+    assert deep_only[1]["per_doubling"] == pytest.approx(0.5 * math.log10(2))
+    every = tr.spread_across_depths(recs, points=3)
+    assert all(r["spread"] == pytest.approx(0.3) and r["best_depth"] in (2, 4) for r in every)
+
+
+def test_charts_carry_the_pairs_and_transitions_for_the_static_page():
+    from dwlib import plots
+
+    f = {1: lambda x: 5 - 0.5 * x, 2: lambda x: 5 - 0.5 * x + 0.25 * (5.5 - x),
+         4: lambda x: 5 - 0.5 * x + 0.25 * (5.5 - x) + 0.25 * (6.0 - x)}
+    recs = records(f)
+    results = tr.transitions(recs, n_boot=10)
+    assert [t["status"] for t in results] == ["crossing", "crossing"]
+    spec = plots.spec_json(tr.loss_chart(recs, results))
+    assert '"name": "pair"' in spec and "[[1, 2], [2, 4]]" in spec
+    assert f"{results[0]['budget']}" in spec  # the crossing the slider marks comes from transition()
+    fit_spec = plots.spec_json(tr.transition_chart(results))
+    assert '"mark": {"color": "black"' in fit_spec or "strokeDash" in fit_spec  # the fitted line is drawn
+    no_fit = plots.spec_json(tr.transition_chart(results[:1]))
+    assert "strokeDash" not in no_fit
