@@ -126,13 +126,15 @@ class Sweep:
         return max(1, math.ceil(self.tokens_per_run / (base.batch_size * base.seq_len)))
 
     def configs(self) -> list:
-        """Every run's TrainConfig (without out_dir), points x seeds, in a fixed order."""
+        """Every run's TrainConfig (without out_dir), seed by seed: every point with the first
+        seed, then every point with the next, so that a sweep cut short has whole grids of
+        fewer seeds rather than some points with none."""
         from dwlib.train import TrainConfig
 
         steps = self.steps()
         out = []
-        for p in self.points():
-            for seed in self.seeds:
+        for seed in self.seeds:
+            for p in self.points():
                 cfg = TrainConfig(**{**self.train, "depth": p.depth, "width": p.width, "heads": p.heads,
                                      "seed": seed, "steps": steps})
                 cfg.validate()
