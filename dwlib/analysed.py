@@ -110,32 +110,67 @@ def constant_params(depth: int, width: int, heads: int, value=1, dtype=jnp.int32
              for name in WEIGHT_NAMES} for _ in range(depth)]
 
 
-def layer(weights: dict, x):
+def layer(weights: dict, x, modulus: int | None = None):
     """One analysed layer, eq. (3), at every position i at once:
 
     y^{l,i} = sum_j sum_h <W^{Q,l,h} x^i, W^{K,l,h} x^j> W^{O,l,h} W^{V,l,h} x^j.
 
     ``x``: (..., N, d_x). Returns (..., N, d_x). No softmax, no scaling, no normalisation.
+
+    With ``modulus=p`` (a prime below 2^31) the same layer is computed over the field GF(p):
+    weights and inputs must be int64 in [0, p), every contraction is reduced mod p as it is
+    formed (:func:`mod_einsum`), and the result lies in [0, p). The attention is then written
+    as the two contractions of ``attend(normalize=None)``, each reduced.
     """
-    q = jnp.einsum("...nd,had->...nha", x, weights["q"])
-    k = jnp.einsum("...nd,had->...nha", x, weights["k"])
-    v = jnp.einsum("...nd,had->...nha", x, weights["v"])
-    a = attend(q, k, v, normalize=None)  # sum_j <q^i, k^j> v^j, per head: (..., N, H, d_a)
-    return jnp.einsum("...nha,hda->...nd", a, weights["o"])
+    if modulus is None:
+        q = jnp.einsum("...nd,had->...nha", x, weights["q"])
+        k = jnp.einsum("...nd,had->...nha", x, weights["k"])
+        v = jnp.einsum("...nd,had->...nha", x, weights["v"])
+        a = attend(q, k, v, normalize=None)  # sum_j <q^i, k^j> v^j, per head: (..., N, H, d_a)
+        return jnp.einsum("...nha,hda->...nd", a, weights["o"])
+    q = mod_einsum("...nd,had->...nha", x, weights["q"], modulus)
+    k = mod_einsum("...nd,had->...nha", x, weights["k"], modulus)
+    v = mod_einsum("...nd,had->...nha", x, weights["v"], modulus)
+    scores = mod_einsum("...ihd,...jhd->...hij", q, k, modulus)
+    a = mod_einsum("...hij,...jhd->...ihd", scores, v, modulus)
+    return mod_einsum("...nha,hda->...nd", a, weights["o"], modulus)
 
 
-def forward(params: Sequence[dict], x, residual: bool = False):
+MAX_MODULUS = 2 ** 31
+_SPLIT = 2 ** 16
+
+
+def mod_einsum(spec: str, a, b, modulus: int):
+    """``jnp.einsum(spec, a, b) mod p`` for int64 operands in [0, p), p < 2^31, without overflow.
+
+    ``b`` is split into 16-bit halves, b = b_hi 2^16 + b_lo: every product a b_lo or a b_hi is
+    below 2^47, so a contraction over fewer than 2^16 terms stays below 2^63; each partial sum
+    is reduced before it is recombined.
+    """
+    lo = jnp.einsum(spec, a, b % _SPLIT) % modulus
+    hi = jnp.einsum(spec, a, b // _SPLIT) % modulus
+    return (hi * _SPLIT + lo) % modulus
+
+
+def forward(params: Sequence[dict], x, residual: bool = False, modulus: int | None = None):
     """The depth-L analysed network: eq. (3) applied L times, x^{l+1,j} = y^{l,j}.
 
     With ``residual=True`` each layer adds its input, x^{l+1,j} = y^{l,j} + x^{l,j} (the
     variant the paper treats in its appendix). Returns y^{L,i} for every position i,
     shape (..., N, d_x); the i-th row is y^{i,L,d_x,H,Theta} of eq. (4).
+
+    ``modulus=p``: the same network over GF(p) (see :func:`layer`), for exact ranks.
     """
     _, width, _ = shape_of(params)
     _check_input(x, width)
+    if modulus is not None:
+        require(isinstance(modulus, int) and 2 <= modulus < MAX_MODULUS,
+                f"modulus must be an integer in [2, 2^31), got {modulus!r}")
     for weights in params:
-        y = layer(weights, x)
+        y = layer(weights, x, modulus)
         x = y + x if residual else y
+        if modulus is not None and residual:
+            x = x % modulus
     return x
 
 
@@ -269,7 +304,7 @@ def transformer_forward(params: Sequence[dict], x):
 
 __all__ = ["InputError", "check_shape", "constant_params", "count_terms", "degree",
            "expansion_terms", "forward", "homogeneity_residual", "init_params",
-           "init_transformer_params", "layer", "layer_norm", "self_attention", "shape_of",
+           "init_transformer_params", "layer", "layer_norm", "mod_einsum", "self_attention", "shape_of",
            "summed_indices", "transformer_forward", "transformer_layer"]
 
 
