@@ -543,7 +543,8 @@ def _run(args) -> int:
     if "history" in m:
         print(f"grid growth (M, rank, grid cap): {m['history']}; saturated: {m['saturated']}")
     print(f"polynomial-space bound {m['poly_dim']}; log3 rank = {math.log(max(m['rank'], 1), 3):.3f}; "
-          f"theorem {thm or 'none'} bounds on log3 sep: [{lo}, {hi}]")
+          + (f"theorem {thm} bounds on log3 sep: [{lo:.3f}, {hi:.3f}]" if thm else
+             "neither theorem applies (on the threshold, or width <= heads)"))
     return 0
 
 
