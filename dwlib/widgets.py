@@ -114,3 +114,28 @@ def bounds_explorer(width: int = 1024, heads: int = 16, depth: int = 6, shallow_
                     heads=int_slider("heads H", heads, 1, 128),
                     depth=int_slider("depth L", depth, 1, 64),
                     shallow_depth=int_slider("shallow depth", shallow_depth, 1, 12))
+
+
+def collapse_explorer(depth: int = 12, width: int = 64, heads: int = 4) -> widgets.VBox:
+    """Depth, width and heads sliders; the panel recomputes the rank residual of
+    :func:`dwlib.context.collapse_curves` for every variant at a few depths (rank collapse,
+    Dong et al. 2021)."""
+    from dwlib.context import VARIANTS, collapse_curves
+
+    def render(depth: int, width: int, heads: int) -> str:
+        if width % heads:
+            return f"<p>heads H = {heads} must divide the width d<sub>x</sub> = {width}.</p>"
+        rows = collapse_curves(depth, width, heads)
+        shown = sorted({0, 1, 2, 3, depth // 2, depth})
+        head = "".join(f"<th>l = {l}</th>" for l in shown)
+        body = "".join(
+            f"<tr><td>{v}</td>" + "".join(f"<td>{r['residual']:.1e}</td>" for r in rows
+                                         if r["variant"] == v and r["layer"] in shown) + "</tr>"
+            for v in VARIANTS)
+        return (f"<p>||X - 1x<sup>T</sup>|| / ||X|| after l layers, d<sub>x</sub> = {width}, H = {heads}, "
+                f"N = 32 random tokens:</p><table><tr><th></th>{head}</tr>{body}</table>")
+
+    return explorer(render,
+                    depth=int_slider("depth L", depth, 1, 24),
+                    width=int_slider("width d_x", width, 8, 128, 8),
+                    heads=int_slider("heads H", heads, 1, 8))
