@@ -367,7 +367,8 @@ def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
     shown = alt.Chart(df).transform_filter(
         f"datum.width == pow(2, {lw.name}) && datum.heads == pow(2, {lh.name})")
     x = alt.X("layer:Q", title="layer l", scale=alt.Scale(domain=[0, int(df["layer"].max())]))
-    y = alt.Y("residual:Q", title="||X - 1 x^T|| / ||X||", scale=alt.Scale(type="log", domain=[floor, 2]))
+    y = alt.Y("residual:Q", title="||X - 1 x^T|| / ||X||", scale=alt.Scale(type="log", domain=[floor, 2]),
+              axis=alt.Axis(format=".0e"))
     color = alt.Color("variant:N", sort=list(VARIANTS), title=None, legend=alt.Legend(orient="bottom", columns=2))
     lines = shown.mark_line(point=True).encode(
         x=x, y=y, color=color,
@@ -424,14 +425,14 @@ def wide_deep_chart(table):
 
     df = table[(table["attention"] != "Average") & (table["task"] != "Average")]
     lo, hi = float(min(df["deep"].min(), df["wide"].min())) - 2, float(max(df["deep"].max(), df["wide"].max())) + 2
-    scale = alt.Scale(domain=[lo, hi])
+    scale = alt.Scale(domain=[lo, hi], zero=False)
     pts = alt.Chart(df).mark_point(filled=True, size=60).encode(
         x=alt.X("deep:Q", scale=scale, title="deep (8 layers): accuracy %"),
         y=alt.Y("wide:Q", scale=scale, title="wide (1 layer): accuracy %"),
         color=alt.Color("task:N", title=None), shape="task:N",
         tooltip=["attention:N", "task:N", "deep:Q", "wide:Q"])
     diag = alt.Chart(pd.DataFrame({"deep": [lo, hi], "wide": [lo, hi]})).mark_line(
-        color="#999", strokeDash=[4, 3]).encode(x="deep:Q", y="wide:Q")
+        color="#999", strokeDash=[4, 3]).encode(x=alt.X("deep:Q", scale=scale), y=alt.Y("wide:Q", scale=scale))
     return alt.layer(diag, pts).properties(width=340, height=340)
 
 

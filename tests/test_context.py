@@ -134,3 +134,12 @@ def test_quoted_tables_carry_their_sources():
     assert liu.attrs["source"] == "liu2020very"
     with pytest.raises(InputError, match="no quoted table"):
         context.quoted_table("nope")
+
+
+def test_collapse_chart_binds_width_and_heads_sliders():
+    rows = context.load_collapse_grid()["rows"]
+    spec = context.collapse_chart(rows).to_dict()
+    bound = {p["name"] for p in spec["params"] if "bind" in p}
+    assert bound == {"log2_width", "log2_heads"}
+    with pytest.raises(InputError, match="not in the grid"):
+        context.collapse_chart(rows, width=48)
