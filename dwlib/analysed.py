@@ -10,7 +10,8 @@ with ``normalize=None`` (the raw bilinear score of eq. 3), the Transformer layer
 - :func:`init_params`, :func:`forward`: the depth-L analysed network, eq. (3) stacked L times,
   optionally with a residual connection (the paper's appendix). Without the residual it is a
   homogeneous polynomial of degree 3^L in its input; :func:`homogeneity_residual` measures
-  how far a forward pass is from y(t x) = t^(3^L) y(x).
+  how far a forward pass is from y(t x) = t^(3^L) y(x). With ``modulus=p`` the same forward
+  pass runs over the field GF(p) (:func:`mod_einsum`), for the exact ranks of :mod:`dwlib.seprank`.
 - :func:`init_transformer_params`, :func:`transformer_forward`: eqs. (1)-(2): softmax
   attention, residual, LayerNorm, ReLU feed-forward, LayerNorm between layers.
 - :func:`expansion_terms`, :func:`count_terms`: the counting behind C = (3^L - 1)/2 of eq. (4),

@@ -184,6 +184,13 @@ def test_cli_json_and_error():
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "heads must divide width" in r.stderr
 
 
+def test_quick_sweep_reproduces_the_stored_ranks():
+    stored = {(m["depth"], m["width"]): m["rank"] for m in S.load()["ranks"]}
+    quick = S.sweep(quick=True, log=lambda *_: None)
+    assert {(m["depth"], m["width"]): m["rank"] for m in quick["ranks"]}.items() <= stored.items()
+    assert quick["proposition1"]["N4"] == S.load()["proposition1"]["N4"]
+
+
 def test_stored_sweep_is_consistent():
     data = S.load()
     for m in data["ranks"]:
