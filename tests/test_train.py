@@ -14,17 +14,6 @@ from dwlib import train as train_module
 from dwlib.errors import InputError
 from dwlib.train import TrainConfig, train
 
-TEXT = ("Mr. Speaker, the state of the union is strong; we have paid our debts, kept our word, "
-        "and built roads, schools and ports from sea to shining sea. ")
-
-
-@pytest.fixture
-def corpus(tmp_path, monkeypatch):
-    monkeypatch.setenv("DWLIB_CACHE", str(tmp_path / "cache"))
-    path = tmp_path / "corpus.txt"
-    path.write_text("\n\n".join(TEXT * 4 for _ in range(40)))
-    return str(path)
-
 
 def tiny(corpus, tmp_path, **kw):
     base = dict(depth=1, width=32, vocab_size=300, seq_len=32, batch_size=8, steps=12, lr=3e-3,
