@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 
 from dwlib.errors import InputError
@@ -61,3 +62,6 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as err:
         print(f"dwlib {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (``dwlib ... | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
