@@ -2,8 +2,9 @@
 
 The book is read with no network, so a chart's HTML must not load Vega from a CDN. Altair
 lets a renderer supply its own HTML template (``spec_to_html(template=...)``); ours draws
-with the ``vegaEmbed`` that the book's pages already load from their static files, and only
-when that global is absent (JupyterLab, Colab) loads the libraries from ``base_url``.
+with the ``vegaEmbed`` that the book's pages load from their own static files, and loads
+nothing itself: where that global is absent it says so in one line. Live frontends that do
+not ship Vega (Colab) use Altair's own renderer instead (:func:`enable`).
 
 Output ids are numbered per kernel (not random), so a notebook re-run in a fresh kernel
 produces identical outputs and nbval can compare them strictly.
@@ -22,7 +23,6 @@ import altair as alt
 import jinja2
 
 RENDERER = "dwbook"
-CDN = "https://cdn.jsdelivr.net/npm"
 
 # The chart's container, then a script that finds it as its previous sibling.
 _TEMPLATE = jinja2.Template(
@@ -38,22 +38,9 @@ _TEMPLATE = jinja2.Template(
     });
   }
   if (typeof vegaEmbed !== "undefined") { draw(); return; }
-  // No bundled libraries on this page (a live kernel): load them in order from base_url.
-  const libs = ["vega@{{ vega_version }}", "vega-lite@{{ vegalite_version }}",
-                "vega-embed@{{ vegaembed_version }}"];
-  libs.reduce(function(done, lib) {
-    return done.then(function() {
-      return new Promise(function(resolve, reject) {
-        const s = document.createElement("script");
-        s.src = "{{ base_url }}/" + lib;
-        s.onload = resolve;
-        s.onerror = function() { reject(new Error("could not load " + s.src)); };
-        document.head.appendChild(s);
-      });
-    });
-  }, Promise.resolve()).then(draw, function(err) {
-    el.innerHTML = '<pre class="dw-chart-error">' + err + '</pre>';
-  });
+  // Never fetched from the network: the book's pages bring vegaEmbed with them.
+  el.innerHTML = '<pre class="dw-chart-error">Vega-Embed is not on this page: in a live kernel, ' +
+    'call dwlib.plots.enable(live=True) and display the chart again.</pre>';
 })({{ spec }}, {{ embed_options }});
 </script>
 """
@@ -73,7 +60,6 @@ def _renderer(spec: dict, **metadata) -> dict:
         vegalite_version=alt.VEGALITE_VERSION,
         vegaembed_version=alt.VEGAEMBED_VERSION,
         template=_TEMPLATE,
-        base_url=CDN,
         output_div=f"dw-chart-{next(_ids)}",
         embed_options=embed_options,
         fullhtml=False,
@@ -84,12 +70,18 @@ def _renderer(spec: dict, **metadata) -> dict:
 alt.renderers.register(RENDERER, _renderer)
 
 
-def enable(actions: bool = False) -> None:
-    """Render Altair charts with the book's offline-capable renderer.
+def enable(actions: bool = False, live: bool | None = None) -> None:
+    """Render Altair charts with the book's offline renderer, or with Altair's own in a live
+    frontend that does not ship Vega (``live=True``; default: only on Colab).
 
     ``actions`` shows vega-embed's export menu (off by default: it links to an online editor).
     """
-    alt.renderers.enable(RENDERER, embed_options={"actions": actions, "renderer": "svg"})
+    from dwlib.env import on_colab
+
+    if on_colab() if live is None else live:
+        alt.renderers.enable("default", embed_options={"actions": actions})
+    else:
+        alt.renderers.enable(RENDERER, embed_options={"actions": actions, "renderer": "svg"})
     # Keep data inline in the spec (the book has no server to fetch separate data files from).
     alt.data_transformers.disable_max_rows()
 

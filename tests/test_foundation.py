@@ -64,11 +64,15 @@ def test_renderer_is_offline_first_and_deterministic():
     n2 = int(re.search(r'id="dw-chart-(\d+)"', html2).group(1))
     assert n2 == n1 + 1
     assert html1.replace(f"dw-chart-{n1}", "X") == html2.replace(f"dw-chart-{n2}", "X")
-    # the page's own vegaEmbed is used when present; the CDN only as a fallback
-    draw_first = html1.index('if (typeof vegaEmbed !== "undefined") { draw(); return; }')
-    assert draw_first < html1.index(plots.CDN)
+    # the page's own vegaEmbed draws; nothing is ever fetched (no URL, no script loading)
+    assert 'if (typeof vegaEmbed !== "undefined") { draw(); return; }' in html1
+    script = html1.split("})({", 1)[0]  # the code around the spec (the spec's $schema is only an id)
+    assert "http" not in script and "createElement" not in script and ".src" not in script
     assert "require" not in html1  # no require.js branch (it would fetch vega from a CDN)
-    assert f"vega-lite@{alt.VEGALITE_VERSION}" in html1
+    plots.enable(live=True)
+    assert alt.renderers.active == "default"
+    plots.enable()
+    assert alt.renderers.active == plots.RENDERER
 
 
 def test_threshold_chart_has_a_bound_slider_and_validates():
