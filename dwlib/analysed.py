@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 
 from dwlib.attention import attend
-from dwlib.errors import InputError, require
+from dwlib.errors import InputError, require, require_int
 
 WEIGHT_NAMES = ("q", "k", "v", "o")
 
@@ -40,17 +40,11 @@ WEIGHT_NAMES = ("q", "k", "v", "o")
 # ---------------------------------------------------------------------------------------------
 # Validation
 
-def _check_int(name: str, value, minimum: int = 1) -> int:
-    require(isinstance(value, int) and not isinstance(value, bool) and value >= minimum,
-            f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
 def check_shape(depth, width, heads) -> int:
     """Validate (L, d_x, H) for a network of eq. (3); return d_a = d_x / H."""
-    _check_int("depth", depth)
-    _check_int("width", width)
-    _check_int("heads", heads)
+    require_int("depth", depth)
+    require_int("width", width)
+    require_int("heads", heads)
     require(width % heads == 0,
             f"heads must divide width (d_a = d_x / H): {width} % {heads} = {width % heads}")
     return width // heads
@@ -178,7 +172,7 @@ def forward(params: Sequence[dict], x, residual: bool = False, modulus: int | No
 def degree(depth: int) -> int:
     """Degree 3^L of the no-residual analysed network as a polynomial in its input
     (each layer feeds its input three times into eq. 3: query, key, value)."""
-    _check_int("depth", depth)
+    require_int("depth", depth)
     return 3 ** depth
 
 
@@ -202,7 +196,7 @@ def summed_indices(depth: int) -> int:
     over one new index j and takes in three copies of the previous layer (one at i, two at j),
     each carrying its own summed indices: C_l = 1 + 3 C_{l-1}, C_0 = 0. (Closed form
     (3^L - 1)/2, which the tests compare against.)"""
-    _check_int("depth", depth)
+    require_int("depth", depth)
     c = 0
     for _ in range(depth):
         c = 1 + 3 * c
@@ -218,8 +212,8 @@ def expansion_terms(depth: int, n_positions: int, position: int = 0) -> list[tup
     one per choice of the C summed indices j_1..j_C, each a product of 3^L input factors.
     Exponential in the output size: kept to N^C <= 2^16 terms.
     """
-    _check_int("depth", depth)
-    _check_int("n_positions", n_positions)
+    require_int("depth", depth)
+    require_int("n_positions", n_positions)
     require(0 <= position < n_positions, f"position must be in [0, {n_positions}), got {position}")
     C = summed_indices(depth)
     require(n_positions ** C <= 2 ** 16,
@@ -235,8 +229,8 @@ def count_terms(depth: int, n_positions: int) -> int:
     """The number of terms in the expansion of y^{L,i}, computed by the analysed network itself:
     with d_x = H = 1, unit weights and all inputs 1 every term equals 1, so the output is the
     number of terms. Exact (int64) while it fits in 63 bits."""
-    _check_int("depth", depth)
-    _check_int("n_positions", n_positions)
+    require_int("depth", depth)
+    require_int("n_positions", n_positions)
     require(summed_indices(depth) * math.log2(n_positions) < 63,
             f"N^C = {n_positions}^{summed_indices(depth)} does not fit in int64")
     with jax.enable_x64(True):
@@ -254,7 +248,7 @@ def init_transformer_params(key, depth: int, width: int, heads: int, ff_mult: in
     attention matrices of eq. (1) and W^{FF,1} (ff_mult d_x x d_x), W^{FF,2} (d_x x ff_mult d_x).
     No biases and no LayerNorm gains: the paper's equations have none."""
     check_shape(depth, width, heads)
-    _check_int("ff_mult", ff_mult)
+    require_int("ff_mult", ff_mult)
     k_att, k_ff = jax.random.split(key)
     params = init_params(k_att, depth, width, heads, dtype=dtype)
     for layer_params, lk in zip(params, jax.random.split(k_ff, depth)):
@@ -324,7 +318,7 @@ def partition_matrix(fn, points, n_positions: int, part_a: Sequence[int]):
     import numpy as np
 
     points = np.asarray(points)
-    _check_int("n_positions", n_positions, 2)
+    require_int("n_positions", n_positions, 2)
     require(points.ndim == 2 and points.shape[0] >= 1, "points must be an (M, d_x) array")
     part_a = sorted(set(int(a) for a in part_a))
     require(part_a and all(0 <= a < n_positions for a in part_a) and len(part_a) < n_positions,
@@ -342,7 +336,7 @@ def balanced_partitions(n_positions: int) -> list[tuple[int, ...]]:
     position 0 in A (so that (A, B) and (B, A) are listed once)."""
     import itertools
 
-    _check_int("n_positions", n_positions, 2)
+    require_int("n_positions", n_positions, 2)
     require(n_positions % 2 == 0, f"balanced partitions need an even number of positions, got {n_positions}")
     return [(0,) + rest for rest in itertools.combinations(range(1, n_positions), n_positions // 2 - 1)]
 

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from dwlib.errors import InputError, require
+from dwlib.errors import InputError, require, require_int
 
 LOG3_2 = math.log(2.0) / math.log(3.0)
 LOG10_3 = math.log10(3.0)
@@ -249,11 +249,6 @@ def log3_to_log10(x):
 # ---------------------------------------------------------------------------------------------
 # Corollary 1
 
-def _check_int(name, value, minimum=1):
-    require(isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum,
-            f"{name} must be an integer >= {minimum}, got {value!r}")
-
-
 def _width_from_log3(log3_w):
     """(log10 d_x, d_x as float, inf beyond float64) from log3 d_x."""
     log10_w = float(log3_w) * LOG10_3
@@ -285,7 +280,7 @@ def corollary1_width(width, heads, depth, shallow_depth):
     (then ``width`` is 1: no widening is needed, and the bounds do not separate the two).
     """
     for name, v in (("width", width), ("heads", heads), ("depth", depth), ("shallow depth", shallow_depth)):
-        _check_int(name, v)
+        require_int(name, v)
     require(shallow_depth < depth, f"shallow depth must be < depth: {shallow_depth} >= {depth}")
     target = theorem1_lower(depth, width, heads)  # raises outside Theorem 1's regime
     require(target > 0, f"the deep network's eq.-(7) lower bound must be positive, got {target:.3g}")
@@ -412,9 +407,9 @@ def corollary2(width, heads, depth, constant=1.0, integer_depth=False):
     The check ``holds``: does the shallow lower bound exceed the deep network's eq.-(8) upper
     bound (eq. 9 as implied by the bounds)? Returns a dict of plain floats.
     """
-    _check_int("width", width)
-    _check_int("heads", heads)
-    _check_int("depth", depth)
+    require_int("width", width)
+    require_int("heads", heads)
+    require_int("depth", depth)
     require(np.isfinite(constant) and constant > 0, f"constant must be a positive number, got {constant!r}")
     deep_upper = theorem2_upper(depth, width, heads)  # raises unless depth > log3(width)
     beta1 = math.log(width) / math.log(3.0) / depth

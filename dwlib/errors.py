@@ -14,3 +14,13 @@ def require(condition: bool, message: str) -> None:
     """Raise :class:`InputError` with ``message`` unless ``condition`` holds."""
     if not condition:
         raise InputError(message)
+
+
+def require_int(name: str, value, minimum: int = 1) -> int:
+    """``value`` as an int, or InputError unless it is an integer (Python or NumPy, not a bool)
+    of at least ``minimum``."""
+    import numbers
+
+    require(isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= minimum,
+            f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)

@@ -39,7 +39,7 @@ from typing import Sequence
 
 import numpy as np
 
-from dwlib.errors import require
+from dwlib.errors import require, require_int
 
 # Primes just below 2^31 (2^31 - 1 is a Mersenne prime); dwlib.analysed.mod_einsum needs p < 2^31.
 PRIMES = (2147483647, 2147483629, 2147483587)
@@ -52,17 +52,11 @@ DATA_PATH = Path(__file__).parent / "data" / "seprank.json"
 # ---------------------------------------------------------------------------------------------
 # Validation
 
-def _check_int(name, value, minimum=1):
-    require(isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum,
-            f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def check_partition(n_positions: int, part_a: Sequence[int] | None, balanced: bool = True):
     """(A, B) as sorted tuples; A defaults to the first half of the positions.
 
     With ``balanced=True`` (Proposition 1's setting) N must be even and |A| = N/2."""
-    _check_int("positions", n_positions, 2)
+    require_int("positions", n_positions, 2)
     if part_a is None:
         require(n_positions % 2 == 0 or not balanced,
                 f"a balanced partition needs an even number of positions, got {n_positions}")
@@ -85,7 +79,7 @@ def _check_shape(depth, width, heads, n_positions, position, entry):
     from dwlib.analysed import check_shape
 
     check_shape(depth, width, heads)
-    _check_int("positions", n_positions, 2)
+    require_int("positions", n_positions, 2)
     require(isinstance(position, int) and 0 <= position < n_positions,
             f"output position must be in 0..{n_positions - 1}, got {position!r}")
     require(isinstance(entry, int) and 0 <= entry < width,
@@ -98,8 +92,8 @@ def _check_shape(depth, width, heads, n_positions, position, entry):
 def templates(n_templates: int, width: int, seed: int = 0, span: int | None = None) -> np.ndarray:
     """M distinct integer template vectors in [-span, span]^d_x (int64, shape (M, d_x)); span
     defaults to the smallest >= 3 that holds M distinct vectors."""
-    _check_int("templates", n_templates)
-    _check_int("width", width)
+    require_int("templates", n_templates)
+    require_int("width", width)
     if span is None:
         span = 3
         while (2 * span + 1) ** width < 2 * n_templates:
@@ -263,9 +257,9 @@ def polynomial_dimension(depth: int, width: int, n_a: int, n_b: int, residual: b
     occur; the same split over all total degrees d <= D gives
     sep <= sum_a min(h(n_A, a), sum_{b <= D - a} h(n_B, b)).
     """
-    D = 3 ** _check_int("depth", depth)
-    n_a = _check_int("|A|", n_a) * _check_int("width", width)
-    n_b = _check_int("|B|", n_b) * width
+    D = 3 ** require_int("depth", depth)
+    n_a = require_int("|A|", n_a) * require_int("width", width)
+    n_b = require_int("|B|", n_b) * width
 
     def h(n, k):
         return comb(n + k - 1, k)
@@ -292,7 +286,7 @@ def measure(depth: int, width: int, heads: int, n_positions: int, n_templates: i
     """Exact grid-matrix rank over GF(p) for every (prime, weight draw); a plain dict with
     ``rank`` (the largest), ``ranks`` (all), ``agree`` (all equal), the matrix shape after
     dropping repeats, the grid cap, the polynomial-space bound and the seconds taken."""
-    _check_int("draws", draws)
+    require_int("draws", draws)
     require(len(primes) >= 1, "give at least one prime")
     part_a, part_b = check_partition(n_positions, part_a, balanced)
     t0 = time.perf_counter()
@@ -320,7 +314,7 @@ def saturate(depth, width, heads, n_positions, start: int = 4, step: int = 2, ma
     successive enlargements leave it unchanged (and below the grid cap). Returns the last
     :func:`measure` dict plus ``history`` [(M, rank, grid cap)], ``saturated`` (False if
     max_templates came first) and ``seconds`` for the whole growth."""
-    _check_int("patience", patience)
+    require_int("patience", patience)
     t0 = time.perf_counter()
     history, last = [], None
     M = start
