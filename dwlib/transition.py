@@ -88,6 +88,17 @@ def _gap_on_grid(xs_s, ys_s, xs_d, ys_d):
     return grid, np.interp(grid, xs_d, ys_d) - np.interp(grid, xs_s, ys_s)
 
 
+def _pair_curves(records, shallow, deep):
+    """(log budgets, per-seed losses) of the shallow and the deep depth, checked for use."""
+    require(shallow < deep, f"shallow depth must be below deep depth, got {shallow} and {deep}")
+    rows = loss_table(records)
+    xs_s, ls_s = _curve(rows, shallow)
+    xs_d, ls_d = _curve(rows, deep)
+    require(len(xs_s) >= 2 and len(xs_d) >= 2,
+            f"depths {shallow} and {deep} need at least two measured budgets each")
+    return xs_s, ls_s, xs_d, ls_d
+
+
 def transition(records: list[dict], shallow: int, deep: int, n_boot: int = 1000, seed: int = 0) -> dict:
     """The transition budget of the pair (shallow, deep) under the module's rule.
 
@@ -96,12 +107,7 @@ def transition(records: list[dict], shallow: int, deep: int, n_boot: int = 1000,
     ``p_crossing`` (share of bootstrap draws with a crossing) and ``budget_p16``,
     ``budget_p50``, ``budget_p84`` over those draws (None when no draw crosses).
     """
-    require(shallow < deep, f"shallow depth must be below deep depth, got {shallow} and {deep}")
-    rows = loss_table(records)
-    xs_s, ls_s = _curve(rows, shallow)
-    xs_d, ls_d = _curve(rows, deep)
-    require(len(xs_s) >= 2 and len(xs_d) >= 2,
-            f"depths {shallow} and {deep} need at least two measured budgets each")
+    xs_s, ls_s, xs_d, ls_d = _pair_curves(records, shallow, deep)
     mean = lambda ls: np.array([x.mean() for x in ls])  # noqa: E731
     grid, gap = _gap_on_grid(xs_s, mean(ls_s), xs_d, mean(ls_d))
     require(grid is not None, f"depths {shallow} and {deep} cover no common budget range")
@@ -123,6 +129,48 @@ def transition(records: list[dict], shallow: int, deep: int, n_boot: int = 1000,
             "budget_p16": None if q[0] is None else float(q[0]),
             "budget_p50": None if q[1] is None else float(q[1]),
             "budget_p84": None if q[2] is None else float(q[2])}
+
+
+def gap_trend(records: list[dict], shallow: int, deep: int, n_boot: int = 1000, seed: int = 0) -> dict:
+    """Noise against effect for one pair, and where its gap would close if its trend held.
+
+    On the budgets both depths cover, the seed-mean gap g(N) = loss_deep - loss_shallow is
+    fitted by least squares as a line in log2 N (on the rule's grid), giving ``slope``, the
+    change of the gap per doubling of N (negative: the gap closes as N grows), with its 16th-84th
+    percentile over the same seed bootstrap as :func:`transition`.
+
+    Noise: ``seed_std``, the median over the pair's measured points of the std across seeds,
+    and ``gap_in_se``, the mean gap divided by the standard error of a difference of two seed
+    means at that std (how many standard errors separate the two depths).
+
+    ``closing_budget``: when the slope is negative and the gap still positive at the largest
+    budget, the budget at which the fitted line reaches zero, an extrapolation outside the
+    measured range (None otherwise).
+    """
+    xs_s, ls_s, xs_d, ls_d = _pair_curves(records, shallow, deep)
+
+    def fit(ys_s, ys_d):
+        grid, gap = _gap_on_grid(xs_s, ys_s, xs_d, ys_d)
+        slope, intercept = np.polyfit(grid / math.log(2.0), gap, 1)
+        return grid, gap, float(slope), float(intercept)
+
+    grid, gap, slope, intercept = fit(np.array([x.mean() for x in ls_s]), np.array([x.mean() for x in ls_d]))
+    rng = np.random.default_rng(seed)
+    slopes = [fit(np.array([rng.choice(x, size=x.size).mean() for x in ls_s]),
+                  np.array([rng.choice(x, size=x.size).mean() for x in ls_d]))[2] for _ in range(n_boot)]
+    stds = [float(np.std(x, ddof=1)) for x in ls_s + ls_d if x.size > 1]
+    seeds = [x.size for x in ls_s + ls_d]
+    seed_std = float(np.median(stds)) if stds else float("nan")
+    se = seed_std * math.sqrt(2.0 / float(np.median(seeds)))
+    closing = None
+    if slope < 0 and gap[-1] > 0:
+        closing = float(2.0 ** (-intercept / slope))
+    return {"shallow": shallow, "deep": deep, "slope": slope,
+            "slope_p16": float(np.percentile(slopes, 16)) if slopes else None,
+            "slope_p84": float(np.percentile(slopes, 84)) if slopes else None,
+            "mean_gap": float(np.mean(gap)), "seed_std": seed_std,
+            "gap_in_se": float(np.mean(gap)) / se if se > 0 else float("inf"),
+            "range": [float(math.exp(grid[0])), float(math.exp(grid[-1]))], "closing_budget": closing}
 
 
 def adjacent_pairs(depths) -> list[tuple[int, int]]:

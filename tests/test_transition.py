@@ -120,3 +120,26 @@ def test_charts_carry_the_pairs_and_transitions_for_the_static_page():
     assert '"mark": {"color": "black"' in fit_spec or "strokeDash" in fit_spec  # the fitted line is drawn
     no_fit = plots.spec_json(tr.transition_chart(results[:1]))
     assert "strokeDash" not in no_fit
+
+
+def test_gap_trend_measures_the_closing_rate_and_extrapolates_it():
+    # Gap 0.3 - 0.05 log2(N / 1e4): closes by 0.05 per doubling, reaches zero at N = 1e4 * 2^6.
+    g = lambda x: 0.3 - 0.05 * (x - 4) / math.log10(2)  # noqa: E731
+    recs = records({1: lambda x: 4.0, 2: lambda x: 4.0 + g(x)}, seeds=3)
+    recs = [r for r in recs if r["budget"] <= 1e5]  # gap still positive at the largest budget
+    t = tr.gap_trend(recs, 1, 2, n_boot=20)
+    assert t["slope"] == pytest.approx(-0.05)
+    assert t["slope_p16"] == pytest.approx(-0.05) and t["slope_p84"] == pytest.approx(-0.05)  # no seed noise
+    assert t["closing_budget"] == pytest.approx(1e4 * 2 ** 6, rel=1e-6)
+    assert t["seed_std"] == 0.0 and t["gap_in_se"] == float("inf")
+
+
+def test_gap_trend_reports_noise_and_no_closing_for_a_growing_gap():
+    growing = records({1: lambda x: 4.0, 2: lambda x: 4.0 + 0.1 * x}, seeds=4, noise=0.02)
+    t = tr.gap_trend(growing, 1, 2, n_boot=50)
+    assert t["slope"] > 0 and t["closing_budget"] is None
+    assert 0.005 < t["seed_std"] < 0.05  # the injected seed noise, 0.02
+    assert t["gap_in_se"] > 10  # a gap of about 0.55 against a standard error of about 0.014
+    assert t["slope_p16"] < t["slope"] < t["slope_p84"]
+    with pytest.raises(InputError, match="shallow depth must be below"):
+        tr.gap_trend(growing, 2, 1)
