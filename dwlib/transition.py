@@ -173,6 +173,31 @@ def gap_trend(records: list[dict], shallow: int, deep: int, n_boot: int = 1000, 
             "range": [float(math.exp(grid[0])), float(math.exp(grid[-1]))], "closing_budget": closing}
 
 
+def learning_rate_check(records: list[dict], shallow: int, deep: int, reference_lr: float) -> dict:
+    """Does a pair's gap survive tuning the learning rate of each depth?
+
+    ``records``: runs of the two depths at one budget each, trained at several peak learning
+    rates (the ``mini-lr`` preset). Returns ``losses`` {depth: {lr: mean final eval loss over
+    seeds}}, ``best_lr`` {depth: lr with the lowest loss}, ``gap_at_reference`` (loss_deep -
+    loss_shallow, both at ``reference_lr``) and ``gap_at_best`` (each depth at its own best
+    rate), and ``best_at_edge`` {depth: True when the best rate is the smallest or largest
+    tried, so that the optimum may lie outside the range}.
+    """
+    require(shallow < deep, f"shallow depth must be below deep depth, got {shallow} and {deep}")
+    losses = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        if r["depth"] in (shallow, deep) and r["status"] == "completed" and r["eval_loss"] is not None:
+            losses[r["depth"]][r["config"]["lr"]].append(r["eval_loss"])
+    for depth in (shallow, deep):
+        require(reference_lr in losses[depth], f"depth {depth} has no completed run at learning rate {reference_lr:g}")
+    mean = {L: {lr: float(np.mean(v)) for lr, v in sorted(losses[L].items())} for L in (shallow, deep)}
+    best = {L: min(m, key=m.get) for L, m in mean.items()}
+    return {"shallow": shallow, "deep": deep, "losses": mean, "best_lr": best,
+            "gap_at_reference": mean[deep][reference_lr] - mean[shallow][reference_lr],
+            "gap_at_best": mean[deep][best[deep]] - mean[shallow][best[shallow]],
+            "best_at_edge": {L: best[L] in (min(m), max(m)) for L, m in mean.items()}}
+
+
 def adjacent_pairs(depths) -> list[tuple[int, int]]:
     """(L_1, L_2), (L_2, L_3), ... of the sorted depths."""
     depths = sorted(set(depths))

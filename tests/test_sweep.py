@@ -45,6 +45,22 @@ def test_presets_are_valid_and_the_mini_grid_straddles_the_thresholds():
         sw.get_preset("huge")
 
 
+def test_learning_rates_multiply_the_runs_of_a_point_and_keep_their_keys_apart(corpus):
+    import dataclasses
+
+    base = tiny_sweep(corpus)
+    swept = dataclasses.replace(base, lrs=(1e-3, 4e-3))
+    cfgs = swept.configs()
+    assert len(cfgs) == 2 * len(base.configs())
+    assert [c.lr for c in cfgs[:2]] == [1e-3, 4e-3] and (cfgs[0].depth, cfgs[0].width) == (cfgs[1].depth, cfgs[1].width)
+    assert len({sw.run_key(c) for c in cfgs}) == len(cfgs)
+    assert [c.lr for c in base.configs()] == [3e-3] * len(base.configs())  # no lrs: train["lr"]
+    lr_preset = sw.get_preset("mini-lr")
+    assert {c.lr for c in lr_preset.configs()} == set(lr_preset.lrs) and 2e-3 in lr_preset.lrs
+    mini = {(c.depth, c.width) for c in sw.get_preset("mini").configs()}
+    assert {(c.depth, c.width) for c in lr_preset.configs()} <= mini  # points of the mini grid
+
+
 def test_keys_are_stable_distinct_and_ignore_where_a_run_is_written(corpus):
     cfgs = tiny_sweep(corpus, seeds=(0, 1)).configs()
     keys = [sw.run_key(c) for c in cfgs]

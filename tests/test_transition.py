@@ -143,3 +143,21 @@ def test_gap_trend_reports_noise_and_no_closing_for_a_growing_gap():
     assert t["slope_p16"] < t["slope"] < t["slope_p84"]
     with pytest.raises(InputError, match="shallow depth must be below"):
         tr.gap_trend(growing, 2, 1)
+
+
+def test_learning_rate_check_compares_the_gap_at_one_rate_and_at_each_depths_best():
+    def rec(depth, lr, loss, seed=0):
+        return {"depth": depth, "width": 8, "budget": 1e5, "seed": seed, "status": "completed",
+                "eval_loss": loss, "config": {"lr": lr}}
+
+    # depth 2 is best at 2e-3, depth 8 at 8e-3 (the edge of the range); at 2e-3 the gap is 0.3,
+    # at each depth's best it is 0.05.
+    recs = [rec(2, 1e-3, 3.9), rec(2, 2e-3, 3.70), rec(2, 2e-3, 3.72, seed=1), rec(2, 8e-3, 3.8),
+            rec(8, 1e-3, 4.3), rec(8, 2e-3, 4.01), rec(8, 8e-3, 3.76)]
+    t = tr.learning_rate_check(recs, 2, 8, reference_lr=2e-3)
+    assert t["best_lr"] == {2: 2e-3, 8: 8e-3}
+    assert t["losses"][2][2e-3] == pytest.approx(3.71)  # the mean over seeds
+    assert t["gap_at_reference"] == pytest.approx(0.30) and t["gap_at_best"] == pytest.approx(0.05)
+    assert t["best_at_edge"] == {2: False, 8: True}
+    with pytest.raises(InputError, match="no completed run at learning rate 0.004"):
+        tr.learning_rate_check(recs, 2, 8, reference_lr=4e-3)
