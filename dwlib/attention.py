@@ -7,7 +7,12 @@ query-key scores with values. They differ only in how the scores are normalised:
 - ``normalize="softmax"``: eq. (1), SM_j{ <W^Q x^i, W^K x^j> / sqrt(d_a) };
 - ``normalize=None``:      eq. (3), the raw bilinear score <W^Q x^i, W^K x^j> (no softmax, no scale).
 
-Arrays are laid out (..., N, H, d_a): positions, heads, head size.
+Arrays are laid out (..., N, H, d_a) (positions, heads, head size: ``layout="NHD"``, the
+default) or (..., H, N, d_a) (``layout="HND"``). The computation itself is written head-major,
+where every product is a plain batched matrix product over (..., H); the trained decoder
+produces its q, k, v in that layout directly, which saves XLA a transposed copy of each
+(measured on 2 CPU cores: causal attention forward and backward at B = 16, N = 256, H = 4,
+d_a = 64 in 22.4 ms against 25.4 ms for the position-major layout; at H = 8, 65 against 83 ms).
 
 The softmax case is written out as two batched matrix products around a masked softmax, with
 a hand-written gradient (:func:`_softmax_attention`): on CPU this measured faster than
@@ -24,36 +29,41 @@ import jax
 import jax.numpy as jnp
 
 
-def attend(q, k, v, *, normalize: str | None = "softmax", causal: bool = False):
+def attend(q, k, v, *, normalize: str | None = "softmax", causal: bool = False, layout: str = "NHD"):
     """Combine values by query-key scores, per head.
 
     Args:
-      q, k, v: arrays of shape (..., N, H, d_a).
+      q, k, v: arrays of shape (..., N, H, d_a) (``layout="NHD"``) or (..., H, N, d_a) ("HND").
       normalize: "softmax" for eq. (1) (scaled by 1/sqrt(d_a)); None for eq. (3).
       causal: position i attends only to positions j <= i (decoder-only models).
 
     Returns:
-      (..., N, H, d_a): for each position i and head h, sum_j score(i, j, h) v^{j, h}.
+      the input layout: for each position i and head h, sum_j score(i, j, h) v^{j, h}.
     """
+    if layout == "NHD":
+        q, k, v = (jnp.swapaxes(x, -3, -2) for x in (q, k, v))
+        return jnp.swapaxes(attend(q, k, v, normalize=normalize, causal=causal, layout="HND"), -3, -2)
+    if layout != "HND":
+        raise ValueError(f"layout must be 'NHD' or 'HND', got {layout!r}")
     if normalize == "softmax":
-        n = q.shape[-3]
+        n = q.shape[-2]
         blocks = _causal_blocks(n) if causal else 1
         if blocks > 1:
             # Query block i sees only key blocks 0..i: computing each block of queries apart
             # skips the score blocks above the diagonal, which the causal mask would discard.
             b = n // blocks
             return jnp.concatenate([
-                _softmax_attention(q[..., i * b:(i + 1) * b, :, :], k[..., :(i + 1) * b, :, :],
-                                   v[..., :(i + 1) * b, :, :], i * b)
-                for i in range(blocks)], axis=-3)
+                _softmax_attention(q[..., i * b:(i + 1) * b, :], k[..., :(i + 1) * b, :],
+                                   v[..., :(i + 1) * b, :], i * b)
+                for i in range(blocks)], axis=-2)
         return _softmax_attention(q, k, v, 0 if causal else None)
     if normalize is not None:
         raise ValueError(f"normalize must be 'softmax' or None, got {normalize!r}")
-    scores = jnp.einsum("...ihd,...jhd->...hij", q, k)
+    scores = jnp.einsum("...hid,...hjd->...hij", q, k)
     if causal:
-        n = q.shape[-3]
+        n = q.shape[-2]
         scores = jnp.where(jnp.tril(jnp.ones((n, n), dtype=bool)), scores, 0)
-    return jnp.einsum("...hij,...jhd->...ihd", scores, v)
+    return jnp.einsum("...hij,...hjd->...hid", scores, v)
 
 
 BLOCK = 64  # causal attention is computed in query blocks of at least this many positions
@@ -69,12 +79,12 @@ def _causal_blocks(n: int) -> int:
 
 
 def _probabilities(q, k, offset):
-    """Softmax attention weights P (..., H, N_q, N_k) in float32; query i sees keys j <= i + offset
-    (``offset=None``: every key)."""
+    """Softmax attention weights P (..., H, N_q, N_k) in float32 for head-major q, k; query i
+    sees keys j <= i + offset (``offset=None``: every key)."""
     scale = 1.0 / math.sqrt(q.shape[-1])
-    s = jnp.einsum("...ihd,...jhd->...hij", q, k, preferred_element_type=jnp.float32) * scale
+    s = jnp.einsum("...hid,...hjd->...hij", q, k, preferred_element_type=jnp.float32) * scale
     if offset is not None:
-        nq, nk = q.shape[-3], k.shape[-3]
+        nq, nk = q.shape[-2], k.shape[-2]
         s = jnp.where(jnp.tril(jnp.ones((nq, nk), dtype=bool), k=offset), s, -jnp.inf)
     s = s - jnp.max(s, axis=-1, keepdims=True)
     e = jnp.exp(s)
@@ -84,12 +94,12 @@ def _probabilities(q, k, offset):
 @functools.partial(jax.custom_vjp, nondiff_argnums=(3,))
 def _softmax_attention(q, k, v, offset):
     p = _probabilities(q, k, offset)
-    return jnp.einsum("...hij,...jhd->...ihd", p.astype(v.dtype), v)
+    return jnp.einsum("...hij,...hjd->...hid", p.astype(v.dtype), v)
 
 
 def _softmax_attention_fwd(q, k, v, offset):
     p = _probabilities(q, k, offset)
-    o = jnp.einsum("...hij,...jhd->...ihd", p.astype(v.dtype), v)
+    o = jnp.einsum("...hij,...hjd->...hid", p.astype(v.dtype), v)
     return o, (q, k, v, p, o)
 
 
@@ -97,12 +107,12 @@ def _softmax_attention_bwd(offset, res, do):
     """dV = P^T dO;  dS = P * (dO V^T - rowsum(dO * O));  dQ = dS K / sqrt(d);  dK = dS^T Q / sqrt(d)."""
     q, k, v, p, o = res
     scale = 1.0 / math.sqrt(q.shape[-1])
-    dv = jnp.einsum("...hij,...ihd->...jhd", p.astype(do.dtype), do)
-    dp = jnp.einsum("...ihd,...jhd->...hij", do, v, preferred_element_type=jnp.float32)
-    delta = jnp.einsum("...ihd,...ihd->...hi", do.astype(jnp.float32), o.astype(jnp.float32))
+    dv = jnp.einsum("...hij,...hid->...hjd", p.astype(do.dtype), do)
+    dp = jnp.einsum("...hid,...hjd->...hij", do, v, preferred_element_type=jnp.float32)
+    delta = jnp.sum(do.astype(jnp.float32) * o.astype(jnp.float32), axis=-1)
     ds = (p * (dp - delta[..., None]) * scale).astype(q.dtype)  # zero where masked, since p is
-    dq = jnp.einsum("...hij,...jhd->...ihd", ds, k)
-    dk = jnp.einsum("...hij,...ihd->...jhd", ds, q)
+    dq = jnp.einsum("...hij,...hjd->...hid", ds, k)
+    dk = jnp.einsum("...hij,...hid->...hjd", ds, q)
     return dq, dk, dv
 
 

@@ -249,6 +249,35 @@ def _dense_bwd(res, dy):
 dense.defvjp(lambda x, kernel, bias: (_dense(x, kernel, bias), (x, kernel)), _dense_bwd)
 
 
+@partial(jax.custom_vjp, nondiff_argnums=(3,))
+def qkv_heads(x, kernel, bias, heads: int):
+    """Queries, keys and values in head-major layout: ``dense(x, kernel, bias)`` for x (B, N, d)
+    and kernel (d, 3d) = [W^Q W^K W^V], returned as one (3, B, H, N, d / H) array.
+
+    One transposed copy of the (B, N, 3d) product, instead of a split and a copy of each of q,
+    k, v; the gradient stacks dq, dk, dv back into (B, N, 3d) in one pass (no separate
+    concatenation) and reuses :func:`dense`'s gradient. Measured on 2 CPU cores, with attention
+    in the same layout: a (6, 256, 4) training step about 2.5% faster than splitting q, k, v
+    (interleaved runs, 1072 against 1100 ms).
+    """
+    return _qkv_heads(x, kernel, bias, heads)
+
+
+def _qkv_heads(x, kernel, bias, heads):
+    B, N, d = x.shape
+    y = _dense(x, kernel, bias).reshape(B, N, 3, heads, d // heads)
+    return jnp.transpose(y, (2, 0, 3, 1, 4))
+
+
+def _qkv_heads_bwd(heads, res, dqkv):
+    x = res[0]
+    B, N, d = x.shape
+    return _dense_bwd(res, jnp.transpose(dqkv, (1, 3, 0, 2, 4)).reshape(B, N, 3 * d))
+
+
+qkv_heads.defvjp(lambda x, kernel, bias, heads: (_qkv_heads(x, kernel, bias, heads), (x, kernel)), _qkv_heads_bwd)
+
+
 def _linear(layer: nnx.Linear, x):
     """``layer(x)`` through :func:`dense` (same dtype rules: inputs and kernel in layer.dtype)."""
     dtype = layer.dtype or x.dtype
@@ -298,10 +327,11 @@ class Block(nnx.Module):
 
     def __call__(self, x):
         B, N, d = x.shape
-        q, k, v = jnp.split(_linear(self.qkv, self.ln1(x)), 3, axis=-1)
-        shape = (B, N, self.heads, d // self.heads)
-        a = attend(q.reshape(shape), k.reshape(shape), v.reshape(shape), causal=True)
-        x = x + _linear(self.proj, a.reshape(B, N, d))
+        dtype = self.qkv.dtype or x.dtype
+        q, k, v = qkv_heads(self.ln1(x).astype(dtype), self.qkv.kernel[...].astype(dtype),
+                            self.qkv.bias[...].astype(dtype), self.heads)  # each (B, H, N, d / H)
+        a = attend(q, k, v, causal=True, layout="HND")
+        x = x + _linear(self.proj, jnp.transpose(a, (0, 2, 1, 3)).reshape(B, N, d))
         return x + _linear(self.out, gelu(_linear(self.fc, self.ln2(x))))
 
 

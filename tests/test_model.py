@@ -54,7 +54,7 @@ def test_initial_loss_is_close_to_log_vocabulary_in_float32_and_bfloat16():
 def test_hand_written_gradients_match_autodiff():
     """layer_norm, cross_entropy, unembed_cross_entropy, dense, gelu and softmax attention carry custom
     VJPs (for CPU speed)."""
-    from dwlib.model import cross_entropy, dense, gelu, layer_norm, unembed_cross_entropy
+    from dwlib.model import cross_entropy, dense, gelu, layer_norm, qkv_heads, unembed_cross_entropy
 
     keys = iter(jax.random.split(jax.random.key(0), 32))
     x = 3 * jax.random.normal(next(keys), (3, 5, 8)) + 1
@@ -92,6 +92,18 @@ def test_hand_written_gradients_match_autodiff():
         for a, c in zip(g1, g2):
             np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-5)
 
+    xs, kern, b, r = (jax.random.normal(next(keys), s) for s in ((2, 5, 8), (8, 24), (24,), (3, 2, 4, 5, 2)))
+
+    def qkv_ref(x, k, b, heads):  # split, then heads: (3, B, H, N, d / H)
+        q, kk, v = jnp.split(x @ k + b, 3, axis=-1)
+        return jnp.stack([jnp.moveaxis(t.reshape(2, 5, heads, -1), 2, 1) for t in (q, kk, v)])
+
+    np.testing.assert_allclose(qkv_heads(xs, kern, b, 4), qkv_ref(xs, kern, b, 4), rtol=1e-6)
+    g1, g2 = (jax.jit(jax.grad(lambda *a: (f(*a, 4) * r).sum(), argnums=(0, 1, 2)))(xs, kern, b)
+              for f in (qkv_heads, qkv_ref))
+    for a, c in zip(g1, g2):
+        np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-5)
+
     z = 3 * jax.random.normal(next(keys), (4, 50))
     np.testing.assert_allclose(gelu(z), jax.nn.gelu(z, approximate=False), rtol=1e-5, atol=1e-6)
     g1, g2 = (jax.jit(jax.grad(lambda z: (f(z) * z[::-1]).sum()))(z)
@@ -128,6 +140,10 @@ def test_attention_matches_the_definition(normalize, causal):
     fn = jax.jit(lambda q, k, v: attend(q, k, v, normalize=normalize, causal=causal))
     got = np.asarray(fn(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v)))
     np.testing.assert_allclose(got, _naive_attention(q, k, v, normalize, causal), rtol=1e-4, atol=1e-5)
+    # the head-major layout gives the same result, head-major
+    swap = lambda t: jnp.swapaxes(jnp.asarray(t), -3, -2)  # noqa: E731
+    hnd = jax.jit(lambda q, k, v: attend(q, k, v, normalize=normalize, causal=causal, layout="HND"))
+    np.testing.assert_allclose(np.asarray(swap(hnd(swap(q), swap(k), swap(v)))), got, rtol=1e-6, atol=1e-6)
     # and its gradient exists and is finite
     g = jax.jit(jax.grad(lambda q, k, v: fn(q, k, v).sum()))(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v))
     assert np.isfinite(np.asarray(g)).all()

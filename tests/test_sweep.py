@@ -103,8 +103,8 @@ def test_a_killed_sweep_resumes_without_redoing_finished_runs(corpus, tmp_path):
     assert all(p["state"] == "done" for p in sw.plan(sweep, out))
 
 
-def test_cli_dry_run_and_bad_shard(capsys):
-    assert cli.main(["sweep", "--dry-run", "--preset", "mini", "--shard", "1/3"]) == 0
+def test_cli_dry_run_and_bad_shard(capsys, tmp_path):
+    assert cli.main(["sweep", "--dry-run", "--preset", "mini", "--shard", "1/3", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "shard 1/3" in out and "todo" in out
     assert cli.main(["sweep", "--dry-run", "--json"]) == 0
