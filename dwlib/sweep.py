@@ -388,6 +388,38 @@ def _thin(losses: list, points: int = 100) -> list:
     return [[min(i + w, len(losses)), sum(losses[i:i + w]) / len(losses[i:i + w])] for i in range(0, len(losses), w)]
 
 
+def replay(rec: dict, steps: int = 100, cache_dir: str | None = None) -> dict:
+    """Train the first ``steps`` steps of a stored run again, from its recorded config, and
+    compare with what was stored: a check that the stored numbers come from this code.
+
+    Returns ``steps``, ``seconds`` (wall time, tokenizer included), ``eval`` and ``train``:
+    lists of [step, stored, live] (evaluations, and training-loss windows as thinned in the
+    record, up to ``steps``), and ``max_abs_diff`` over both. Nothing is left on disk.
+    """
+    import tempfile
+
+    from dwlib.train import TrainConfig, train
+
+    require(isinstance(steps, int) and steps >= 1, f"steps must be a positive integer, got {steps!r}")
+    cfg = TrainConfig(**{**rec["config"], "cache_dir": cache_dir})
+    require(steps <= cfg.steps, f"the stored run has {cfg.steps} steps, fewer than {steps}")
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="dwlib-replay-") as tmp:
+        train(dataclasses.replace(cfg, out_dir=tmp), progress=False, verbose=False, stop_after=steps)
+        lines = [json.loads(line) for line in (Path(tmp) / "metrics.jsonl").read_text().splitlines()]
+    seconds = time.perf_counter() - t0
+    live_eval = {m["step"]: m["eval_loss"] for m in lines if "eval_loss" in m}
+    live_train = [m["loss"] for m in lines if "loss" in m]
+    window = max(1, cfg.steps // 100)  # as _thin cut the stored run's losses
+    thinned = dict((s, v) for s, v in _thin(live_train + [float("nan")] * (cfg.steps - len(live_train)), points=100)
+                   if s <= steps and s % window == 0)
+    evals = [[s, v, live_eval[s]] for s, v in rec["eval_curve"] if s in live_eval]
+    trains = [[s, v, thinned[s]] for s, v in rec["train_curve"] if s in thinned]
+    diffs = [abs(a - b) for _, a, b in evals + trains]
+    return {"steps": steps, "seconds": seconds, "eval": evals, "train": trains,
+            "max_abs_diff": max(diffs) if diffs else float("nan")}
+
+
 def collect(out: str | os.PathLike) -> Path:
     """Write ``<out>/results.jsonl`` from every finished run under ``<out>/runs`` (sorted by
     depth, width, seed); returns its path. Safe to call from any shard at any time."""

@@ -101,6 +101,17 @@ def test_a_killed_sweep_resumes_without_redoing_finished_runs(corpus, tmp_path):
         assert r["tokens"] == sweep.steps() * 8 * 16 and r["eval_curve"][-1][0] == sweep.steps()
         assert r["hardware"]["jax"] and "git_commit" in r and r["train_curve"]
     assert all(p["state"] == "done" for p in sw.plan(sweep, out))
+    # A stored run trained again for its first steps gives the stored losses.
+    import tempfile
+    from pathlib import Path
+
+    before = set(Path(tempfile.gettempdir()).glob("dwlib-replay-*"))
+    rep = sw.replay(results[0], steps=3)
+    assert [e[0] for e in rep["eval"]] == [0, 3] and [t[0] for t in rep["train"]] == [1, 2, 3]
+    assert rep["max_abs_diff"] < 1e-4
+    assert set(Path(tempfile.gettempdir()).glob("dwlib-replay-*")) == before  # nothing left behind
+    with pytest.raises(InputError, match="fewer than 99"):
+        sw.replay(results[0], steps=99)
 
 
 def test_cli_dry_run_and_bad_shard(capsys, tmp_path):
