@@ -152,7 +152,8 @@ PRESETS = {
     # (L = 1 at 800K); head size 8 keeps the rounded budgets within about 35% of the targets at
     # the narrowest widths (16 would move some by half). Measured on 2 cores with jax 0.10.2:
     # 10.7 minutes of training per seed at 1M tokens a run, so 2M tokens and 3 seeds take
-    # about 65 minutes of training plus evaluation and compilation.
+    # about 65 minutes of training plus evaluation and compilation. The stored 72 runs took
+    # 112 minutes summed (partly on a shared machine; the last 20 took 32.5 minutes idle).
     "mini": Sweep(
         name="mini",
         depths=(1, 2, 4, 8),
