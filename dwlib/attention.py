@@ -93,8 +93,7 @@ def _probabilities(q, k, offset):
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(3,))
 def _softmax_attention(q, k, v, offset):
-    p = _probabilities(q, k, offset)
-    return jnp.einsum("...hij,...hjd->...hid", p.astype(v.dtype), v)
+    return _softmax_attention_fwd(q, k, v, offset)[0]
 
 
 def _softmax_attention_fwd(q, k, v, offset):

