@@ -284,7 +284,7 @@ def corollary1_width(width, heads, depth, shallow_depth):
     require(shallow_depth < depth, f"shallow depth must be < depth: {shallow_depth} >= {depth}")
     target = theorem1_lower(depth, width, heads)  # raises outside Theorem 1's regime
     require(target > 0, f"the deep network's eq.-(7) lower bound must be positive, got {target:.3g}")
-    any_width = (3.0 ** shallow_depth - 1.0) / 2.0 * _log3(1.0 + heads) >= target
+    any_width = _t1_upper(shallow_depth, 0.0, heads) >= target  # already at width 1 (log3 width 0)
     log3_w = 0.0 if any_width else _solve_shallow_log3_width(target, shallow_depth, heads)
     log10_w, w = _width_from_log3(log3_w)
     return {"log3_sep_target": float(target), "log10_width": log10_w, "width": w,
@@ -465,6 +465,12 @@ def _positive_int(text):
     return v
 
 
+def any_width_sentence(shallow_depth: int) -> str:
+    """What :func:`corollary1_width` means when it returns ``any_width``."""
+    return (f"a depth-{shallow_depth} network of any width reaches it: its eq. (7) upper bound "
+            f"already does at width 1, so the bounds do not separate the two networks")
+
+
 def heads_note(width, heads) -> str | None:
     """A note when H does not divide d_x (None otherwise).
 
@@ -512,8 +518,7 @@ def _run_corollary1(args) -> int:
     print(f"deep network: depth {args.depth}, width {args.width}, heads {args.heads}; "
           f"eq. (7) lower bound log3 sep = {r['log3_sep_target']:.6g}")
     if r["any_width"]:
-        print(f"a depth-{args.shallow_depth} network of any width reaches it: its eq. (7) upper bound "
-              f"already does at width 1, so the bounds do not separate the two networks")
+        print(any_width_sentence(args.shallow_depth))
     else:
         print(f"a depth-{args.shallow_depth} network needs width >= {r['width']:.4g} "
               f"(log10 = {r['log10_width']:.4f}) for its eq. (7) upper bound to reach it")

@@ -93,12 +93,16 @@ def bounds_panel(width: int, heads: int, depth: int, shallow_depth: int) -> str:
     else:
         try:
             r = bounds.corollary1_width(width, heads, depth, shallow_depth)
-            lines.append(f"Corollary 1: a depth-{shallow_depth} network needs width &ge; "
-                         f"<b>10<sup>{r['log10_width']:.2f}</sup></b> (a factor 10<sup>"
-                         f"{r['log10_width'] - math.log10(width):.2f}</sup> wider) for its eq. (7) "
-                         f"upper bound to reach the deep network's lower bound.")
         except InputError as err:
             lines.append(f"Corollary 1 does not apply: {html.escape(str(err))}.")
+        else:
+            if r["any_width"]:
+                lines.append(f"Corollary 1: {bounds.any_width_sentence(shallow_depth)}.")
+            else:
+                lines.append(f"Corollary 1: a depth-{shallow_depth} network needs width &ge; "
+                             f"<b>10<sup>{r['log10_width']:.2f}</sup></b> (a factor 10<sup>"
+                             f"{r['log10_width'] - math.log10(width):.2f}</sup> wider) for its eq. (7) "
+                             f"upper bound to reach the deep network's lower bound.")
     return "<p>" + "<br>".join(lines) + "</p>"
 
 

@@ -322,3 +322,10 @@ def test_bounds_explorer_widget_updates():
     assert "depth-inefficient" in panel.value and "Corollary 1 does not apply" in panel.value
     assert "&lt;" in panel.value  # messages are escaped
     assert "Not evaluated" in widgets.bounds_panel(16, 16, 2, 1)
+
+
+def test_bounds_panel_says_when_every_width_suffices_as_the_cli_does():
+    # Deep (1000, 16, 6), shallow depth 5: the shallow upper bound at width 1 already reaches the target.
+    panel = widgets.bounds_panel(1000, 16, 6, 5)
+    assert bounds.any_width_sentence(5) in panel and "needs width" not in panel
+    assert "needs width" in widgets.bounds_panel(1000, 16, 6, 4)
