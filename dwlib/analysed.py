@@ -25,6 +25,7 @@ The forward passes are dtype-generic: integer weights and inputs give exact inte
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -118,17 +119,20 @@ def layer(weights: dict, x, modulus: int | None = None):
     as the two contractions of ``attend(normalize=None)``, each reduced.
     """
     if modulus is None:
-        q = jnp.einsum("...nd,had->...nha", x, weights["q"])
-        k = jnp.einsum("...nd,had->...nha", x, weights["k"])
-        v = jnp.einsum("...nd,had->...nha", x, weights["v"])
+        q, k, v = project(weights, x)
         a = attend(q, k, v, normalize=None)  # sum_j <q^i, k^j> v^j, per head: (..., N, H, d_a)
         return jnp.einsum("...nha,hda->...nd", a, weights["o"])
-    q = mod_einsum("...nd,had->...nha", x, weights["q"], modulus)
-    k = mod_einsum("...nd,had->...nha", x, weights["k"], modulus)
-    v = mod_einsum("...nd,had->...nha", x, weights["v"], modulus)
+    q, k, v = project(weights, x, functools.partial(mod_einsum, modulus=modulus))
     scores = mod_einsum("...ihd,...jhd->...hij", q, k, modulus)
     a = mod_einsum("...hij,...jhd->...ihd", scores, v, modulus)
     return mod_einsum("...nha,hda->...nd", a, weights["o"], modulus)
+
+
+def project(weights: dict, x, einsum=jnp.einsum):
+    """Queries, keys and values W^{Q,h} x^j, W^{K,h} x^j, W^{V,h} x^j of every position and head,
+    each (..., N, H, d_a); ``einsum`` is jnp.einsum or, over GF(p), :func:`mod_einsum` with its
+    modulus bound."""
+    return tuple(einsum("...nd,had->...nha", x, weights[name]) for name in ("q", "k", "v"))
 
 
 MAX_MODULUS = 2 ** 31
@@ -265,21 +269,22 @@ def layer_norm(x, eps: float = 1e-6):
     return (x - mean) / jnp.sqrt(var + eps)
 
 
-def self_attention(weights: dict, x):
+def self_attention(weights: dict, x, causal: bool = False):
     """f_SA of eq. (1): softmax over j of <W^Q x^i, W^K x^j> / sqrt(d_a), times W^O W^V x^j,
-    summed over heads."""
-    q = jnp.einsum("...nd,had->...nha", x, weights["q"])
-    k = jnp.einsum("...nd,had->...nha", x, weights["k"])
-    v = jnp.einsum("...nd,had->...nha", x, weights["v"])
-    a = attend(q, k, v, normalize="softmax")
+    summed over heads (``causal``: over j <= i only, as in a decoder)."""
+    a = attend(*project(weights, x), normalize="softmax", causal=causal)
     return jnp.einsum("...nha,hda->...nd", a, weights["o"])
+
+
+def feed_forward(weights: dict, h):
+    """The feed-forward block of eq. (2), W^{FF,2} ReLU(W^{FF,1} h)."""
+    inner = jax.nn.relu(jnp.einsum("...nd,fd->...nf", h, weights["ff1"]))
+    return jnp.einsum("...nf,df->...nd", inner, weights["ff2"])
 
 
 def transformer_layer(weights: dict, x):
     """f_Layer of eq. (2): W^{FF,2} ReLU(W^{FF,1} LayerNorm(f_SA + x))."""
-    h = layer_norm(self_attention(weights, x) + x)
-    return jnp.einsum("...nf,df->...nd", jax.nn.relu(jnp.einsum("...nd,fd->...nf", h, weights["ff1"])),
-                      weights["ff2"])
+    return feed_forward(weights, layer_norm(self_attention(weights, x) + x))
 
 
 def transformer_forward(params: Sequence[dict], x):

@@ -66,6 +66,16 @@ def attend(q, k, v, *, normalize: str | None = "softmax", causal: bool = False, 
     return jnp.einsum("...hij,...hjd->...hid", scores, v)
 
 
+def weights(q, k, *, causal: bool = False, layout: str = "NHD"):
+    """The softmax attention weights P (..., H, N, N) of eq. (1) (float32): row i is
+    SM_j{<q^i, k^j> / sqrt(d_a)}, over j <= i when ``causal``. q, k laid out as in :func:`attend`."""
+    if layout == "NHD":
+        q, k = (jnp.swapaxes(x, -3, -2) for x in (q, k))
+    elif layout != "HND":
+        raise ValueError(f"layout must be 'NHD' or 'HND', got {layout!r}")
+    return _probabilities(q, k, 0 if causal else None)
+
+
 BLOCK = 64  # causal attention is computed in query blocks of at least this many positions
 MAX_BLOCKS = 2  # measured on 2 CPU cores at N = 256: 2 blocks beat 1 and 4
 

@@ -32,8 +32,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dwlib.analysed import check_shape, init_transformer_params, layer_norm, self_attention, transformer_layer
-from dwlib.attention import attend
+from dwlib.analysed import (check_shape, feed_forward, init_transformer_params, layer_norm, project,
+                            self_attention, transformer_layer)
+from dwlib.attention import weights as attention_weights
 from dwlib.errors import require
 
 # ---------------------------------------------------------------------------------------------
@@ -55,17 +56,11 @@ def rank_residual(x) -> np.ndarray:
     return np.asarray(_residual(x))
 
 
-def _mlp(weights: dict, h):
-    """The feed-forward block of eq. (2), W^{FF,2} ReLU(W^{FF,1} h)."""
-    inner = jax.nn.relu(jnp.einsum("...nd,fd->...nf", h, weights["ff1"]))
-    return jnp.einsum("...nf,df->...nd", inner, weights["ff2"])
-
-
 def _step(variant: str, weights: dict, x):
     if variant == "pure attention":
         return self_attention(weights, x)
     if variant == "attention + MLP":
-        return _mlp(weights, self_attention(weights, x))
+        return feed_forward(weights, self_attention(weights, x))
     if variant == "attention + residual":
         return x + self_attention(weights, x)
     # f_Layer of eq. (2) followed by the LayerNorm between layers (section 2.1)
@@ -192,13 +187,6 @@ def init_attention_only(key, depth: int, width: int, heads: int, vocab: int, n_p
             "layers": layers}
 
 
-def _heads(weights, x):
-    q = jnp.einsum("...nd,had->...nha", x, weights["q"])
-    k = jnp.einsum("...nd,had->...nha", x, weights["k"])
-    v = jnp.einsum("...nd,had->...nha", x, weights["v"])
-    return q, k, v
-
-
 def attention_only_forward(params: dict, tokens, return_patterns: bool = False):
     """Logits (..., N, vocab) of the attention-only decoder; with ``return_patterns`` also the
     causal softmax attention weights of every layer, each (..., H, N, N)."""
@@ -206,13 +194,10 @@ def attention_only_forward(params: dict, tokens, return_patterns: bool = False):
     x = params["embed"][tokens] + params["pos"][:n]
     patterns = []
     for weights in params["layers"]:
-        q, k, v = _heads(weights, x)
-        a = attend(q, k, v, normalize="softmax", causal=True)
         if return_patterns:
-            # attend() applied to one-hot values returns the weights themselves: row i is P[i, :].
-            eye = jnp.broadcast_to(jnp.eye(n)[:, None, :], q.shape[:-1] + (n,))
-            patterns.append(jnp.moveaxis(attend(q, k, eye, normalize="softmax", causal=True), -2, -3))
-        x = x + jnp.einsum("...nha,hda->...nd", a, weights["o"])
+            q, k, _ = project(weights, x)
+            patterns.append(attention_weights(q, k, causal=True))
+        x = x + self_attention(weights, x, causal=True)
     logits = x @ params["unembed"]
     return (logits, patterns) if return_patterns else logits
 
