@@ -139,6 +139,13 @@ MAX_MODULUS = 2 ** 31
 _SPLIT = 2 ** 16
 
 
+def check_modulus(modulus) -> int:
+    """The prime-field modulus p of the exact computations: an integer in [2, 2^31)."""
+    require(isinstance(modulus, int) and 2 <= modulus < MAX_MODULUS,
+            f"modulus must be an integer in [2, 2^31), got {modulus!r}")
+    return modulus
+
+
 def mod_einsum(spec: str, a, b, modulus: int):
     """``jnp.einsum(spec, a, b) mod p`` for int64 operands in [0, p), p < 2^31, without overflow.
 
@@ -163,8 +170,7 @@ def forward(params: Sequence[dict], x, residual: bool = False, modulus: int | No
     _, width, _ = shape_of(params)
     _check_input(x, width)
     if modulus is not None:
-        require(isinstance(modulus, int) and 2 <= modulus < MAX_MODULUS,
-                f"modulus must be an integer in [2, 2^31), got {modulus!r}")
+        check_modulus(modulus)
     for weights in params:
         y = layer(weights, x, modulus)
         x = y + x if residual else y

@@ -35,7 +35,7 @@ import numpy as np
 from dwlib.analysed import (check_shape, feed_forward, init_transformer_params, layer_norm, project,
                             self_attention, transformer_layer)
 from dwlib.attention import weights as attention_weights
-from dwlib.errors import require
+from dwlib.errors import require, require_int
 
 # ---------------------------------------------------------------------------------------------
 # Rank collapse
@@ -83,7 +83,7 @@ def collapse_curves(depth: int = 24, width: int = 64, heads: int = 4, n_position
     :func:`rank_residual`; layer 0 is the input. Computed in float64.
     """
     check_shape(depth, width, heads)
-    require(isinstance(n_positions, int) and n_positions >= 2, f"n_positions must be an integer >= 2, got {n_positions!r}")
+    require_int("n_positions", n_positions, 2)
     for v in variants:
         require(v in VARIANTS, f"variant must be one of {VARIANTS}, got {v!r}")
     with jax.enable_x64(True):
@@ -287,9 +287,7 @@ def train_induction(depths=(1, 2), **overrides) -> dict:
     cfg = {**INDUCTION_DEFAULTS, **overrides}
     for name in ("vocab", "n_positions", "min_period", "max_period", "width", "heads", "batch", "steps",
                  "eval_batch", "log_every"):
-        require(isinstance(cfg[name], int) and cfg[name] >= 2 or (cfg[name] == 1 and name not in
-                ("vocab", "n_positions", "min_period", "max_period")),
-                f"{name} must be a positive integer (vocab, n_positions and periods at least 2), got {cfg[name]!r}")
+        require_int(name, cfg[name], 2 if name in ("vocab", "n_positions", "min_period", "max_period") else 1)
     require(cfg["min_period"] <= cfg["max_period"] < cfg["n_positions"] - 1,
             f"need min_period <= max_period < n_positions - 1, got {cfg['min_period']}, {cfg['max_period']}, "
             f"{cfg['n_positions']}")

@@ -209,7 +209,9 @@ def rank_mod_p(matrix, modulus: int) -> int:
     """Rank over GF(p) of an integer matrix, by Gaussian elimination (each pivot eliminates all
     rows below it at once). Entries are reduced into [0, p); p < 2^31 keeps every product
     below 2^62."""
-    require(isinstance(modulus, int) and 2 <= modulus < 2 ** 31, f"modulus must be in [2, 2^31), got {modulus!r}")
+    from dwlib.analysed import check_modulus
+
+    check_modulus(modulus)
     a = np.array(matrix, dtype=np.int64) % modulus
     require(a.ndim == 2, f"matrix must be 2-D, got shape {a.shape}")
     if a.shape[0] > a.shape[1]:
