@@ -9,7 +9,6 @@ Prints each measurement, then the time of the largest measurement and of the who
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 from dwlib import seprank
@@ -20,8 +19,7 @@ if __name__ == "__main__":
     args = parser.parse_args()
     t0 = time.perf_counter()
     out = seprank.sweep()
-    with open(args.out, "w") as f:
-        f.write(json.dumps(out, indent=1) + "\n")
+    seprank.write_sweep(out, args.out)
     t = out["timing"]
     print(f"largest measurement: {t['largest']}")
     print(f"whole sweep: {t['sweep_seconds']} s (wall {time.perf_counter() - t0:.1f} s); written to {args.out}")

@@ -36,6 +36,7 @@ from dwlib.analysed import (check_shape, feed_forward, init_transformer_params, 
                             self_attention, transformer_layer)
 from dwlib.attention import weights as attention_weights
 from dwlib.errors import require, require_int
+from dwlib.files import write_json
 
 # ---------------------------------------------------------------------------------------------
 # Rank collapse
@@ -126,8 +127,7 @@ def store_collapse_grid(path: str | Path | None = None) -> Path:
     path = Path(path) if path else Path(__file__).parent / "data" / COLLAPSE_FILE
     for r in rows:
         r["residual"] = float(f"{r['residual']:.4g}")  # four significant digits keep the file small
-    path.write_text(json.dumps({"settings": COLLAPSE_GRID, "rows": rows}) + "\n")
-    return path
+    return write_json(path, {"settings": COLLAPSE_GRID, "rows": rows}, indent=None)
 
 
 def load_collapse_grid(path: str | Path | None = None) -> dict:
@@ -302,8 +302,7 @@ INDUCTION_FILE = "context_induction.json"
 def save_induction(result: dict, path: str | Path | None = None) -> Path:
     """Write a :func:`train_induction` result (default: the packaged data file)."""
     path = Path(path) if path else Path(__file__).parent / "data" / INDUCTION_FILE
-    path.write_text(json.dumps(result, indent=1) + "\n")
-    return path
+    return write_json(path, result, indent=1)
 
 
 def load_induction(path: str | Path | None = None) -> dict:

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from dwlib.errors import InputError, require
+from dwlib.files import write_text
 
 ONLINE = {
     # name: (datasets path, config, split); read by _online_documents
@@ -182,12 +183,6 @@ def train_tokenizer(docs: list[str], vocab_size: int):
     return tok
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _write_tokens(path: Path, tok, docs: list[str]) -> int:
     """Encode ``docs`` (each followed by EOT) into a uint16 memory-mapped .npy, atomically."""
     eot = tok.token_to_id(EOT)
@@ -256,7 +251,7 @@ def load_corpus(corpus: str = "sotu", vocab_size: int = 1000, cache: str | os.Pa
         t0 = time.perf_counter()
         tok = train_tokenizer(train_docs, vocab_size)
         t1 = time.perf_counter()
-        _atomic_write_text(directory / "tokenizer.json", tok.to_str())
+        write_text(directory / "tokenizer.json", tok.to_str())
         n_train = _write_tokens(directory / "train.npy", tok, train_docs)
         n_valid = _write_tokens(directory / "valid.npy", tok, valid_docs)
         t2 = time.perf_counter()
@@ -267,7 +262,7 @@ def load_corpus(corpus: str = "sotu", vocab_size: int = 1000, cache: str | os.Pa
             "tokens": {"train": n_train, "valid": n_valid},
             "seconds": {"bpe": round(t1 - t0, 2), "encode": round(t2 - t1, 2)},
         }
-        _atomic_write_text(directory / "meta.json", json.dumps(meta, indent=2))
+        write_text(directory / "meta.json", json.dumps(meta, indent=2))
         if verbose:
             print(f"tokenised {corpus}: {n_train:,} train / {n_valid:,} held-out tokens "
                   f"(BPE {t1 - t0:.1f} s, encoding {t2 - t1:.1f} s) -> {directory}", file=sys.stderr)

@@ -496,6 +496,13 @@ def sweep(quick: bool = False, log=print) -> dict:
     return out
 
 
+def write_sweep(result: dict, path: str | Path = DATA_PATH) -> Path:
+    """Store a :func:`sweep` result (default: the packaged data file the chapter reads)."""
+    from dwlib.files import write_json
+
+    return write_json(path, result, indent=1)
+
+
 def load(path: str | Path = DATA_PATH) -> dict:
     """The stored sweep (dwlib/data/seprank.json, written by ``dwlib seprank --sweep``)."""
     path = Path(path)
@@ -512,7 +519,7 @@ def _run(args) -> int:
     if args.sweep:
         out = sweep(quick=args.quick, log=(lambda *_: None) if args.json else print)
         if args.out:
-            Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+            write_sweep(out, args.out)
         if args.json:
             print_json(out)
         else:

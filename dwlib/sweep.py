@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from dwlib.errors import InputError, require
+from dwlib.files import write_json, write_lines, write_text
 
 PARAMS_PER_LAYER = 12  # N = 12 L d_x^2 (Kaplan et al. 2020; the paper's size measure)
 
@@ -310,13 +311,13 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
 
 def _train_one(task) -> dict:
     """Train one run of a sweep (``task`` = (TrainConfig fields, sweep metadata)); return its record."""
-    from dwlib.train import TrainConfig, _atomic_write_json, train
+    from dwlib.train import TrainConfig, train
 
     fields, meta = task
     t0 = time.perf_counter()
     train(TrainConfig(**fields), progress=False, verbose=False)
     run_dir = Path(fields["out_dir"])
-    _atomic_write_json(run_dir / "sweep_meta.json", {**meta, "wall_seconds": round(time.perf_counter() - t0, 2)})
+    write_json(run_dir / "sweep_meta.json", {**meta, "wall_seconds": round(time.perf_counter() - t0, 2)})
     return record(run_dir)
 
 
@@ -427,11 +428,7 @@ def collect(out: str | os.PathLike) -> Path:
         if (run_dir / "result.json").exists():
             lines.append(record(run_dir))
     lines.sort(key=lambda r: (r["depth"], r["width"], r["seed"]))
-    path = out / "results.jsonl"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_lines(out / "results.jsonl", [json.dumps(r) for r in lines])
 
 
 def publish(out: str | os.PathLike, name: str) -> Path:
@@ -442,10 +439,7 @@ def publish(out: str | os.PathLike, name: str) -> Path:
     src = collect(out)
     dest = Path(__file__).resolve().parent / "data" / "sweeps" / f"{name}.jsonl"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(src.read_bytes())
-    os.replace(tmp, dest)
-    return dest
+    return write_text(dest, src.read_text(encoding="utf-8"))
 
 
 def stored_results(name: str) -> list[dict]:
@@ -467,9 +461,7 @@ def load_results(path: str | os.PathLike) -> list[dict]:
 
 
 def _write_sweep_json(out: Path, sweep: Sweep) -> None:
-    from dwlib.train import _atomic_write_json
-
-    _atomic_write_json(out / "sweep.json", dataclasses.asdict(sweep))
+    write_json(out / "sweep.json", dataclasses.asdict(sweep))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ import numpy as np
 
 from dwlib import data as data_lib
 from dwlib.errors import InputError, require
+from dwlib.files import write_json, write_lines
 
 # Config fields that do not change what a run computes (so a resumed run may differ in them).
 _NON_RESULT_FIELDS = ("out_dir", "cache_dir", "checkpoint_interval")
@@ -159,10 +160,6 @@ def _check_out_dir(out_dir: str) -> Path:
     return path
 
 
-def _atomic_write_json(path: Path, obj) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _result_fields(config: dict) -> dict:
@@ -285,7 +282,7 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
 
         out.mkdir(parents=True, exist_ok=True)
         if lead:
-            _atomic_write_json(out / "config.json", cfg_dict)
+            write_json(out / "config.json", cfg_dict)
         mgr = ocp.CheckpointManager(out / "checkpoints", options=ocp.CheckpointManagerOptions(
             max_to_keep=2, enable_async_checkpointing=False))
         last = mgr.latest_step()
@@ -308,7 +305,7 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
                     elif "eval_loss" in rec:
                         evals.append(rec)
         if lead:
-            _atomic_write_json_lines(out / "metrics.jsonl", lines)
+            write_lines(out / "metrics.jsonl", lines)
         metrics_file = open(out / "metrics.jsonl", "a") if lead else None
     else:
         metrics_file = None
@@ -395,7 +392,7 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
         "config": cfg_dict,
     }
     if out is not None and lead:
-        _atomic_write_json(out / "result.json", result)
+        write_json(out / "result.json", result)
     if mgr is not None:
         mgr.close()
     if verbose and lead and not progress:
@@ -403,10 +400,6 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
     return result
 
 
-def _atomic_write_json_lines(path: Path, lines: list[str]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------------------------

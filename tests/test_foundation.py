@@ -140,3 +140,37 @@ def test_colab_install_cells_point_at_the_configured_repository():
     for nb in sorted((ROOT / "book").rglob("*.ipynb")):
         first = nbformat.read(nb, as_version=4).cells[0].source
         assert f'"{book.COLAB_INSTALL}"' in first, nb.name
+
+
+def test_files_are_written_whole_and_leave_no_temporary_behind(tmp_path, monkeypatch):
+    import json as _json
+
+    from dwlib import files
+
+    path = files.write_json(tmp_path / "a.json", {"x": [1, 2]}, indent=None)
+    assert path.read_text() == '{"x": [1, 2]}\n'
+    files.write_lines(tmp_path / "b.jsonl", ["1", "2"])
+    assert (tmp_path / "b.jsonl").read_text() == "1\n2\n"
+    files.write_text(tmp_path / "a.json", "old")
+
+    def broken_dumps(*a, **k):
+        raise TypeError("not serialisable")
+
+    monkeypatch.setattr(_json, "dumps", broken_dumps)
+    try:
+        files.write_json(tmp_path / "a.json", object())
+    except TypeError:
+        pass
+    assert (tmp_path / "a.json").read_text() == "old"  # the target is untouched
+    monkeypatch.undo()
+
+    def failing_replace(src, dst):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(files.os, "replace", failing_replace)
+    try:
+        files.write_text(tmp_path / "a.json", "new")
+    except OSError:
+        pass
+    assert (tmp_path / "a.json").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.jsonl"]  # no temporary left
