@@ -308,9 +308,9 @@ def transformer_forward(params: Sequence[dict], x):
     return x
 
 
-__all__ = ["InputError", "check_shape", "constant_params", "count_terms", "degree",
-           "expansion_terms", "forward", "homogeneity_residual", "init_params",
-           "init_transformer_params", "layer", "layer_norm", "mod_einsum", "self_attention", "shape_of",
+__all__ = ["InputError", "check_modulus", "check_shape", "constant_params", "count_terms", "degree",
+           "expansion_terms", "feed_forward", "forward", "homogeneity_residual", "init_params",
+           "init_transformer_params", "layer", "layer_norm", "mod_einsum", "project", "self_attention", "shape_of",
            "summed_indices", "transformer_forward", "transformer_layer"]
 
 
@@ -337,9 +337,23 @@ def partition_matrix(fn, points, n_positions: int, part_a: Sequence[int]):
     part_b = [p for p in range(n_positions) if p not in part_a]
     M = points.shape[0]
     require(M ** n_positions <= 2 ** 20, f"M^N = {M}^{n_positions} grid points is too many (at most 2^20)")
-    idx = np.indices((M,) * n_positions).reshape(n_positions, -1).T  # (M^N, N), C order
-    values = np.asarray(fn(points[idx])).reshape((M,) * n_positions)
-    return values.transpose(part_a + part_b).reshape(M ** len(part_a), M ** len(part_b))
+    return arrange_grid(np.asarray(fn(grid_points(points, n_positions))), M, part_a, part_b)
+
+
+def grid_points(points, n_positions: int):
+    """Every assignment of the M vectors in ``points`` (M, d_x) to N positions: (M^N, N, d_x),
+    the last position varying fastest."""
+    import numpy as np
+
+    M = len(points)
+    return points[np.indices((M,) * n_positions).reshape(n_positions, -1).T]
+
+
+def arrange_grid(values, M: int, part_a, part_b):
+    """The M^N values of a function on :func:`grid_points` as the (M^|A|, M^|B|) matrix with the
+    positions of A indexing rows and those of B columns."""
+    values = values.reshape((M,) * (len(part_a) + len(part_b)))
+    return values.transpose(list(part_a) + list(part_b)).reshape(M ** len(part_a), M ** len(part_b))
 
 
 def balanced_partitions(n_positions: int) -> list[tuple[int, ...]]:

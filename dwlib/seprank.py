@@ -177,8 +177,9 @@ def grid_values(params, table, n_positions: int, position: int = 0, entry: int =
 def arrange(values: np.ndarray, M: int, n_positions: int, part_a, part_b, dedupe: bool = True) -> np.ndarray:
     """The grid values as the matrix M(y): rows indexed by the templates at the positions in A,
     columns by those in B. ``dedupe`` drops repeated rows and columns (same rank)."""
-    mat = values.reshape((M,) * n_positions).transpose(list(part_a) + list(part_b))
-    mat = mat.reshape(M ** len(part_a), M ** len(part_b))
+    from dwlib.analysed import arrange_grid
+
+    mat = arrange_grid(values, M, part_a, part_b)
     if dedupe:
         mat = np.unique(mat, axis=0)
         mat = np.unique(mat, axis=1)
@@ -375,9 +376,10 @@ def function_rank(fn, n_positions: int, n_templates: int, width: int, part_a, mo
     table = templates(n_templates, width, template_seed)
     total = n_templates ** n_positions
     require(total <= MAX_GRID_POINTS, f"M^N = {n_templates}^{n_positions} grid points is too many (at most 2^24)")
-    idx = np.indices((n_templates,) * n_positions).reshape(n_positions, -1).T
+    from dwlib.analysed import grid_points
+
     with jax.enable_x64(True):
-        values = np.asarray(fn(jnp.asarray(table[idx], jnp.int64))) % modulus
+        values = np.asarray(fn(jnp.asarray(grid_points(table, n_positions), jnp.int64))) % modulus
     return rank_mod_p(arrange(values, n_templates, n_positions, part_a, part_b), modulus)
 
 
