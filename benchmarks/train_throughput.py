@@ -14,7 +14,14 @@ i.e. 6 x (non-embedding + unembedding parameters) for the forward and backward m
 plus the attention score and value products (2 x 2 T d per layer forward, doubled backward),
 without discounting the causal half.
 
+On a GPU (JAX's default backend) it times instead the issue's GPU shape, (L, d_x, H) =
+(12, 768, 12), sequence 1024, bfloat16 compute, at the batch sizes of --gpu-batches; it measures
+the chip's bfloat16 matrix-product rate (8192^3, random operands), prints the share of it and of
+the datasheet's dense bf16 peak where the chip is known, times the same step with dwlib's own
+attention instead of cuDNN's fused kernel, and checks the fused kernel's output against float32.
+
 Usage: python benchmarks/train_throughput.py [--steps 10] [--shapes 6,256,4 2,128,2] [--no-torch]
+       python benchmarks/train_throughput.py --gpu-batches 16 32 64     (on a GPU)
 """
 
 from __future__ import annotations
@@ -31,6 +38,10 @@ import numpy as np
 
 SHAPES = ((6, 256, 4), (6, 512, 8), (2, 128, 2))
 VOCAB, SEQ, BATCH = 1000, 256, 16
+GPU_SHAPE, GPU_SEQ = (12, 768, 12), 1024
+# Dense bfloat16 tensor-core peaks from the vendor's datasheets (SXM parts), FLOP/s, by a
+# substring of jax's device_kind. A lead, beside the rate this script measures.
+DATASHEET_BF16 = {"H200": 989.4e12, "H100": 989.4e12, "A100": 312e12}
 # The reference lives beside the repository: <parent of the repo>/shared/bench/torch_reference.py.
 TORCH_REFERENCE = str(Path(__file__).resolve().parents[2] / "shared" / "bench" / "torch_reference.py")
 
@@ -58,31 +69,33 @@ def _timed(fn) -> float:
     return time.perf_counter() - t0
 
 
-def time_dwlib(depth, width, heads, steps, warmup=2) -> float:
-    """Seconds per training step of dwlib's jitted step (AdamW, float32), best of ``steps``."""
+def time_dwlib(depth, width, heads, steps, warmup=2, seq=SEQ, batch_size=BATCH, dtype="float32") -> tuple:
+    """Seconds per training step of dwlib's jitted step (AdamW), best of ``steps``, and the
+    seconds of the first step (compilation included)."""
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
     from dwlib.model import init_params
     from dwlib.train import _OPTIMIZER_FIELDS, TrainConfig, data_devices, make_steps
 
-    cfg = TrainConfig(depth=depth, width=width, heads=heads, vocab_size=VOCAB, seq_len=SEQ, batch_size=BATCH,
-                      steps=1000, lr=1e-3)
+    cfg = TrainConfig(depth=depth, width=width, heads=heads, vocab_size=VOCAB, seq_len=seq, batch_size=batch_size,
+                      steps=1000, lr=1e-3, dtype=dtype)
     mcfg = cfg.model_config()
-    mesh = Mesh(np.array(data_devices(BATCH)), ("data",))  # as dwlib.train.train splits the batch
+    mesh = Mesh(np.array(data_devices(batch_size)), ("data",))  # as dwlib.train.train splits the batch
+    make_steps.cache_clear()  # the attention implementation is chosen at trace time
     _, _, _, train_step, _, init_opt = make_steps(mcfg, tuple(getattr(cfg, f) for f in _OPTIMIZER_FIELDS), mesh)
     params = jax.device_put(init_params(mcfg, 0)[1], NamedSharding(mesh, P()))
     opt_state = init_opt(params)
     rng = np.random.default_rng(0)
-    batch = jax.device_put(rng.integers(0, VOCAB, (BATCH, SEQ + 1)).astype(np.int32), NamedSharding(mesh, P("data")))
+    batch = jax.device_put(rng.integers(0, VOCAB, (batch_size, seq + 1)).astype(np.int32),
+                           NamedSharding(mesh, P("data")))
     times = []
     for i in range(warmup + steps):
         t0 = time.perf_counter()
         params, opt_state, loss = train_step(params, opt_state, batch)
         loss.block_until_ready()
-        if i >= warmup:
-            times.append(time.perf_counter() - t0)
-    return float(np.min(times))
+        times.append(time.perf_counter() - t0)
+    return float(np.min(times[warmup:])), times[0]
 
 
 def time_torch(ref, depth, width, heads, steps, warmup=2) -> float:
@@ -113,6 +126,73 @@ def time_torch(ref, depth, width, heads, steps, warmup=2) -> float:
     return float(np.min(times))
 
 
+def bf16_matmul_peak(n=8192, repeats=10) -> float:
+    """FLOP/s of a jitted bfloat16 n^3 product on random operands (best of ``repeats``)."""
+    import jax
+    import jax.numpy as jnp
+
+    a, b = (jax.random.normal(jax.random.key(i), (n, n), jnp.bfloat16) for i in range(2))
+    f = jax.jit(jnp.matmul)
+    for _ in range(3):
+        f(a, b).block_until_ready()
+    return 2 * n ** 3 / min(_timed(lambda: f(a, b).block_until_ready()) for _ in range(repeats))
+
+
+def fused_attention_error(batch=4, seq=GPU_SEQ, heads=12, head_size=64) -> float:
+    """||fused - exact|| / ||exact|| for causal attention on random bfloat16 inputs, the exact
+    result from dwlib's own attention in float32 on the same (rounded) inputs."""
+    import jax
+    import jax.numpy as jnp
+
+    from dwlib.attention import attend
+
+    q, k, v = (jax.random.normal(jax.random.key(i), (batch, seq, heads, head_size), jnp.bfloat16) for i in range(3))
+    fused = attend(q, k, v, causal=True).astype(jnp.float32)
+    exact = attend(*(x.astype(jnp.float32) for x in (q, k, v)), causal=True)
+    return float(jnp.linalg.norm(fused - exact) / jnp.linalg.norm(exact))
+
+
+def gpu_main(a) -> int:
+    """The GPU target: (12, 768, 12), sequence 1024, bfloat16, as a share of the bf16 peak."""
+    import jax
+
+    from dwlib.attention import fused_available
+
+    depth, width, heads = GPU_SHAPE
+    kind = jax.devices()[0].device_kind
+    peak = bf16_matmul_peak()
+    sheet = next((v for k, v in DATASHEET_BF16.items() if k in kind), None)
+    fpt = flops_per_token(VOCAB, GPU_SEQ, depth, width)
+    print(f"jax {jax.__version__} on {kind}; bf16 matmul 8192^3 measured {peak / 1e12:.0f} TFLOP/s"
+          + (f", datasheet dense bf16 {sheet / 1e12:.0f}" if sheet else ""))
+    fused = fused_available("bfloat16", width // heads)
+    print(f"fused (cuDNN) attention: {fused}; relative error against float32 "
+          f"{fused_attention_error() if fused else float('nan'):.2e}")
+    print(f"(L, d, H) = {GPU_SHAPE}, vocab {VOCAB}, seq {GPU_SEQ}, bfloat16; FLOPs/token {fpt / 1e6:.0f}M")
+    print(f"{'attention':>9} {'batch':>5} | {'ms':>7} {'tok/s':>9} {'TFLOP/s':>8} {'%meas':>6} {'%sheet':>6}  first step")
+    rows = []
+    for impl in ("auto", "dwlib") if fused else ("dwlib",):
+        os.environ["DWLIB_ATTENTION"] = impl
+        for batch in a.gpu_batches:
+            try:
+                t, first = time_dwlib(depth, width, heads, a.steps, seq=GPU_SEQ, batch_size=batch, dtype="bfloat16")
+            except Exception as err:  # out of memory at a large batch: say so and go on
+                print(f"{impl:>9} {batch:>5} | failed: {str(err).splitlines()[0][:100]}", flush=True)
+                continue
+            rate = fpt * batch * GPU_SEQ / t
+            row = {"attention": "cudnn" if impl == "auto" else "dwlib", "batch": batch, "step_ms": round(t * 1e3, 2),
+                   "tokens_per_s": round(batch * GPU_SEQ / t), "tflops": round(rate / 1e12, 1),
+                   "share_of_measured": round(rate / peak, 3),
+                   "share_of_datasheet": round(rate / sheet, 3) if sheet else None, "first_step_s": round(first, 1)}
+            rows.append(row)
+            print(json.dumps(row) if a.json else
+                  f"{row['attention']:>9} {batch:>5} | {t * 1e3:>7.1f} {batch * GPU_SEQ / t:>9.0f} {rate / 1e12:>8.1f} "
+                  f"{100 * rate / peak:>5.1f}% " + (f"{100 * rate / sheet:>5.1f}%" if sheet else "      ")
+                  + f"  (first step {first:.0f} s)", flush=True)
+    os.environ.pop("DWLIB_ATTENTION")
+    return 0
+
+
 def load_reference(path):
     try:
         import torch  # noqa: F401
@@ -133,12 +213,17 @@ def main(argv=None) -> int:
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--torch-reference", default=TORCH_REFERENCE)
     p.add_argument("--json", action="store_true", help="one JSON line per shape instead of a table")
+    p.add_argument("--gpu-batches", nargs="*", type=int, default=[16, 32, 64],
+                   help="batch sizes for the GPU shape (used when JAX's default backend is a GPU)")
     a = p.parse_args(argv)
 
     from dwlib.train import configure_cpu_devices
 
     configure_cpu_devices()  # as dwlib.train.train does: one XLA device per core on a CPU
     import jax
+
+    if jax.default_backend() == "gpu":
+        return gpu_main(a)
 
     ref = None if a.no_torch else load_reference(a.torch_reference)
     peak = matmul_peak()
@@ -158,7 +243,7 @@ def main(argv=None) -> int:
     for spec in a.shapes:
         depth, width, heads = (int(x) for x in spec.split(","))
         fpt = flops_per_token(VOCAB, SEQ, depth, width)
-        t_jax = time_dwlib(depth, width, heads, a.steps)
+        t_jax = time_dwlib(depth, width, heads, a.steps)[0]
         row = {"depth": depth, "width": width, "heads": heads, "jax_step_ms": round(t_jax * 1e3, 1),
                "jax_tokens_per_s": round(tokens / t_jax), "jax_gflops": round(fpt * tokens / t_jax / 1e9, 2),
                "jax_share_of_peak": round(fpt * tokens / t_jax / peak, 3)}

@@ -17,13 +17,18 @@ d_a = 64 in 22.4 ms against 25.4 ms for the position-major layout; at H = 8, 65 
 The softmax case is written out as two batched matrix products around a masked softmax, with
 a hand-written gradient (:func:`_softmax_attention`): on CPU this measured faster than
 ``jax.nn.dot_product_attention`` and than letting JAX differentiate the same forward pass
-(see benchmarks/train_throughput.py).
+(see benchmarks/train_throughput.py). On an NVIDIA GPU, in bfloat16 or float16, the same
+function is computed by cuDNN's fused (flash) attention through ``jax.nn.dot_product_attention``
+(:func:`fused_available`), which never stores the N x N scores; there the position-major
+layout is the one cuDNN takes without a copy (:func:`preferred_layout`).
+``DWLIB_ATTENTION=dwlib`` in the environment turns the fused path off.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import os
 
 import jax
 import jax.numpy as jnp
@@ -40,11 +45,13 @@ def attend(q, k, v, *, normalize: str | None = "softmax", causal: bool = False, 
     Returns:
       the input layout: for each position i and head h, sum_j score(i, j, h) v^{j, h}.
     """
+    if layout not in ("NHD", "HND"):
+        raise ValueError(f"layout must be 'NHD' or 'HND', got {layout!r}")
+    if normalize == "softmax" and fused_available(q.dtype, q.shape[-1]):
+        return _fused_attention(q, k, v, causal, layout)
     if layout == "NHD":
         q, k, v = (jnp.swapaxes(x, -3, -2) for x in (q, k, v))
         return jnp.swapaxes(attend(q, k, v, normalize=normalize, causal=causal, layout="HND"), -3, -2)
-    if layout != "HND":
-        raise ValueError(f"layout must be 'NHD' or 'HND', got {layout!r}")
     if normalize == "softmax":
         n = q.shape[-2]
         blocks = _causal_blocks(n) if causal else 1
@@ -64,6 +71,32 @@ def attend(q, k, v, *, normalize: str | None = "softmax", causal: bool = False, 
         n = q.shape[-2]
         scores = jnp.where(jnp.tril(jnp.ones((n, n), dtype=bool)), scores, 0)
     return jnp.einsum("...hij,...hjd->...hid", scores, v)
+
+
+def fused_available(dtype, head_size: int) -> bool:
+    """Whether softmax attention runs as cuDNN's fused kernel: an NVIDIA GPU as JAX's default
+    backend, bfloat16 or float16 operands, head size a multiple of 8 up to 128 (cuDNN's limits),
+    and ``DWLIB_ATTENTION`` not set to ``dwlib``."""
+    return (os.environ.get("DWLIB_ATTENTION", "auto") != "dwlib" and jax.default_backend() == "gpu"
+            and jnp.dtype(dtype) in (jnp.bfloat16, jnp.float16) and head_size % 8 == 0 and head_size <= 128)
+
+
+def preferred_layout(dtype, head_size: int) -> str:
+    """The layout :func:`attend` computes in without a transposed copy: "NHD" for the fused
+    kernel, "HND" for dwlib's own."""
+    return "NHD" if fused_available(dtype, head_size) else "HND"
+
+
+def _fused_attention(q, k, v, causal, layout):
+    """``jax.nn.dot_product_attention`` with cuDNN (scale 1/sqrt(d_a), eq. (1)); it takes
+    (batch, N, H, d_a), so leading axes are folded into one batch axis."""
+    if layout == "HND":
+        q, k, v = (jnp.swapaxes(x, -3, -2) for x in (q, k, v))
+    lead = q.shape[:-3]
+    q, k, v = (x.reshape((-1,) + x.shape[-3:]) for x in (q, k, v))
+    o = jax.nn.dot_product_attention(q, k, v, is_causal=causal, implementation="cudnn")
+    o = o.reshape(lead + o.shape[-3:])
+    return jnp.swapaxes(o, -3, -2) if layout == "HND" else o
 
 
 def weights(q, k, *, causal: bool = False, layout: str = "NHD"):

@@ -94,15 +94,18 @@ def test_hand_written_gradients_match_autodiff():
 
     xs, kern, b, r = (jax.random.normal(next(keys), s) for s in ((2, 5, 8), (8, 24), (24,), (3, 2, 4, 5, 2)))
 
-    def qkv_ref(x, k, b, heads):  # split, then heads: (3, B, H, N, d / H)
+    def qkv_ref(x, k, b, heads, layout):  # split, then heads: (3, B, H, N, d / H) or (3, B, N, H, d / H)
         q, kk, v = jnp.split(x @ k + b, 3, axis=-1)
-        return jnp.stack([jnp.moveaxis(t.reshape(2, 5, heads, -1), 2, 1) for t in (q, kk, v)])
+        t = [t.reshape(2, 5, heads, -1) for t in (q, kk, v)]
+        return jnp.stack([jnp.moveaxis(u, 2, 1) for u in t] if layout == "HND" else t)
 
-    np.testing.assert_allclose(qkv_heads(xs, kern, b, 4), qkv_ref(xs, kern, b, 4), rtol=1e-6)
-    g1, g2 = (jax.jit(jax.grad(lambda *a: (f(*a, 4) * r).sum(), argnums=(0, 1, 2)))(xs, kern, b)
-              for f in (qkv_heads, qkv_ref))
-    for a, c in zip(g1, g2):
-        np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-5)
+    for layout in ("HND", "NHD"):
+        np.testing.assert_allclose(qkv_heads(xs, kern, b, 4, layout), qkv_ref(xs, kern, b, 4, layout), rtol=1e-6)
+        r_ = r if layout == "HND" else jnp.swapaxes(r, 2, 3)
+        g1, g2 = (jax.jit(jax.grad(lambda *a: (f(*a, 4, layout) * r_).sum(), argnums=(0, 1, 2)))(xs, kern, b)
+                  for f in (qkv_heads, qkv_ref))
+        for a, c in zip(g1, g2):
+            np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-5)
 
     z = 3 * jax.random.normal(next(keys), (4, 50))
     np.testing.assert_allclose(gelu(z), jax.nn.gelu(z, approximate=False), rtol=1e-5, atol=1e-6)
@@ -147,3 +150,36 @@ def test_attention_matches_the_definition(normalize, causal):
     # and its gradient exists and is finite
     g = jax.jit(jax.grad(lambda q, k, v: fn(q, k, v).sum()))(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v))
     assert np.isfinite(np.asarray(g)).all()
+
+
+def test_fused_attention_path(monkeypatch):
+    """On a GPU in bfloat16 softmax attention goes to cuDNN through jax.nn.dot_product_attention.
+    Here (CPU) the rule is checked with the backend faked, and the layout handling around the
+    call with XLA's implementation standing in for cuDNN's; the device run compares cuDNN itself."""
+    from dwlib import attention
+
+    bf16 = jnp.bfloat16
+    assert not attention.fused_available(bf16, 64) and attention.preferred_layout(bf16, 64) == "HND"  # CPU
+    monkeypatch.setattr(attention.jax, "default_backend", lambda: "gpu")
+    assert attention.fused_available(bf16, 64) and attention.preferred_layout(bf16, 64) == "NHD"
+    assert not attention.fused_available(jnp.float32, 64)  # cuDNN's kernel: 16-bit operands only
+    assert not attention.fused_available(bf16, 12) and not attention.fused_available(bf16, 256)
+    monkeypatch.setenv("DWLIB_ATTENTION", "dwlib")
+    assert not attention.fused_available(bf16, 64)
+    monkeypatch.delenv("DWLIB_ATTENTION")
+
+    calls = []
+    xla = jax.nn.dot_product_attention
+
+    def stand_in(q, k, v, *, is_causal, implementation):
+        calls.append((q.shape, implementation))
+        return xla(q, k, v, is_causal=is_causal)
+
+    monkeypatch.setattr(attention.jax.nn, "dot_product_attention", stand_in)
+    q, k, v = (jax.random.normal(jax.random.key(i), (2, 3, 16, 4, 8)).astype(bf16) for i in range(3))  # (.., N, H, d)
+    for layout in ("NHD", "HND"):
+        t = (lambda x: x) if layout == "NHD" else (lambda x: jnp.swapaxes(x, -3, -2))
+        got = attention.attend(t(q), t(k), t(v), causal=True, layout=layout)
+        want = _naive_attention(*(np.asarray(x, np.float32) for x in (q, k, v)), "softmax", True)
+        np.testing.assert_allclose(np.asarray(t(got), np.float32), want, atol=3e-2)
+    assert calls == [((6, 16, 4, 8), "cudnn")] * 2
