@@ -467,6 +467,28 @@ def stored_results(name: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def summary(sweep: Sweep, records: list[dict]) -> dict:
+    """The set-up of a sweep and of its stored runs, as rows of a table (label: text)."""
+    cfg, hw = records[0]["config"], records[0]["hardware"]
+    widths = [r["width"] for r in records]
+    budgets = ", ".join(f"{b / 1e6:g}M" if b >= 1e6 else f"{b / 1e3:,.0f}K" for b in sweep.budgets)
+    return {
+        "depths L": ", ".join(map(str, sweep.depths)),
+        "target budgets N": budgets,
+        "widths d_x": f"{min(widths)} to {max(widths)} (head size {sweep.head_size})",
+        "seeds per point": len(sweep.seeds),
+        "tokens per run": f"{records[0]['tokens']:,}",
+        "batch x sequence": f"{cfg['batch_size']} x {cfg['seq_len']}",
+        "peak learning rate": cfg["lr"],
+        "compute dtype": cfg.get("dtype", "float32"),
+        "corpus, vocabulary": f"{cfg['corpus']}, {cfg['vocab_size']}",
+        "runs stored / planned": f"{len(records)} / {len(sweep.configs())}",
+        "runs that diverged": sum(r["status"] != "completed" for r in records),
+        "hardware": f"{hw['backend']} ({hw['device_kind']}), jax {hw['jax']}",
+        "wall time of the runs, summed": f"{sum(r['wall_seconds'] or 0 for r in records) / 60:.0f} min",
+    }
+
+
 def load_results(path: str | os.PathLike) -> list[dict]:
     """The records of a results.jsonl file (or of ``<dir>/results.jsonl``)."""
     path = Path(path)

@@ -80,6 +80,53 @@ def _crossing(log_n, gap):
     return "reversed", None
 
 
+def size_limited(records: list[dict]) -> list[dict]:
+    """The records of the budgets at which size still pays.
+
+    For each depth, the seed-mean loss is followed up the measured budgets until it first rises;
+    from that budget on, training, not size, limits that depth (too few tokens, or a learning
+    rate too large for the width), and its records are left out. What remains compares networks
+    that are limited by their size, the comparison the rule of :func:`transition` is about.
+    """
+    keep = set()
+    for depth in sorted({r["depth"] for r in records}):
+        rows = sorted((r for r in loss_table(records) if r["depth"] == depth and r["seeds"]),
+                      key=lambda r: r["budget"])
+        for i, r in enumerate(rows):
+            if i and r["mean"] >= rows[i - 1]["mean"]:
+                break
+            keep.add((depth, r["width"]))
+    return [r for r in records if (r["depth"], r["width"]) in keep]
+
+
+def paired_gaps(records: list[dict], shallow: int, deep: int) -> list[dict]:
+    """Deep minus shallow loss at each target budget both depths reach, seed by seed.
+
+    Runs of one seed draw the same training windows whatever their shape, so two depths can be
+    compared within a seed. Returns, per target budget, ``gaps`` (seed: gap) for the seeds both
+    depths have and their ``mean``.
+    """
+    loss = {(r["depth"], r["target_budget"], r["seed"]): r["eval_loss"] for r in records
+            if r["status"] == "completed" and r["eval_loss"] is not None}
+    rows = []
+    for n in sorted({b for L, b, _ in loss if L == shallow} & {b for L, b, _ in loss if L == deep}):
+        gaps = {s: loss[(deep, n, s)] - loss[(shallow, n, s)]
+                for L, b, s in sorted(loss) if L == shallow and b == n and (deep, n, s) in loss}
+        if gaps:
+            rows.append({"shallow": shallow, "deep": deep, "target_budget": n, "gaps": gaps,
+                         "mean": float(np.mean(list(gaps.values())))})
+    return rows
+
+
+def late_improvement(record: dict, fraction: float = 0.2) -> float:
+    """How much a run's held-out loss fell over the last ``fraction`` of its training steps
+    (from the first evaluation at or after that point to the last): a run still improving fast
+    when it stops is limited by its training length."""
+    curve = record["eval_curve"]
+    start = (1 - fraction) * curve[-1][0]
+    return float(next(loss for step, loss in curve if step >= start) - curve[-1][1])
+
+
 def _means(losses):
     """Seed-mean loss at each measured budget."""
     return np.array([x.mean() for x in losses])

@@ -161,3 +161,28 @@ def test_learning_rate_check_compares_the_gap_at_one_rate_and_at_each_depths_bes
     assert t["best_at_edge"] == {2: False, 8: True}
     with pytest.raises(InputError, match="no completed run at learning rate 0.004"):
         tr.learning_rate_check(recs, 2, 8, reference_lr=4e-3)
+
+
+def test_size_limited_drops_each_depths_budgets_from_its_first_rise():
+    # depth 1 improves throughout; depth 2 gets worse at the largest budget (training-limited)
+    recs = records({1: lambda x: 5 - 0.5 * x, 2: lambda x: 5 - 0.4 * x + (2.0 if x > 6.5 else 0.0)}, seeds=2)
+    kept = tr.size_limited(recs)
+    assert {(r["depth"], r["budget"]) for r in kept} == \
+        {(1, b) for b in BUDGETS} | {(2, b) for b in BUDGETS[:-1]}
+    assert tr.size_limited(kept) == kept  # nothing left to drop
+
+
+def test_paired_gaps_compare_depths_within_a_seed():
+    recs = [{"depth": L, "width": 8, "budget": n, "target_budget": n, "seed": s, "status": "completed",
+             "eval_loss": 3.0 + 0.1 * (L == 2) + 0.01 * s - 0.2 * (n == 2e6)}
+            for L in (1, 2) for n in (1e6, 2e6) for s in (0, 1)]
+    recs.append({**recs[0], "seed": 5})  # a seed only the shallow depth has is left out
+    rows = tr.paired_gaps(recs, 1, 2)
+    assert [r["target_budget"] for r in rows] == [1e6, 2e6]
+    assert all(set(r["gaps"]) == {0, 1} and r["mean"] == pytest.approx(0.1) for r in rows)
+
+
+def test_late_improvement_reads_the_last_fifth_of_the_eval_curve():
+    rec = {"eval_curve": [[0, 7.0], [40, 4.0], [80, 3.5], [90, 3.3], [100, 3.2]]}
+    assert tr.late_improvement(rec) == pytest.approx(0.3)  # from step 80 to step 100
+    assert tr.late_improvement(rec, fraction=0.5) == pytest.approx(0.3)  # first eval at or after step 50
