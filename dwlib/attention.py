@@ -73,6 +73,16 @@ def attend(q, k, v, *, normalize: str | None = "softmax", causal: bool = False, 
     return jnp.einsum("...hij,...hjd->...hid", scores, v)
 
 
+def einsum_f32(spec: str, a, b):
+    """``jnp.einsum(spec, a, b)`` accumulated in and returned as float32 (bfloat16 operands
+    stay bfloat16 on the matrix units). On the CPU the operands are converted to float32 first,
+    which gives the same result: XLA's CPU dot rejects bfloat16 operands with a float32 result
+    at some shapes (seen with jax 0.10.2: "Unsupported element type for DotThunk")."""
+    if jax.default_backend() == "cpu":
+        return jnp.einsum(spec, a.astype(jnp.float32), b.astype(jnp.float32))
+    return jnp.einsum(spec, a, b, preferred_element_type=jnp.float32)
+
+
 def fused_available(dtype, head_size: int) -> bool:
     """Whether softmax attention runs as cuDNN's fused kernel: an NVIDIA GPU as JAX's default
     backend, bfloat16 or float16 operands, head size a multiple of 8 up to 128 (cuDNN's limits),
@@ -125,7 +135,7 @@ def _probabilities(q, k, offset):
     """Softmax attention weights P (..., H, N_q, N_k) in float32 for head-major q, k; query i
     sees keys j <= i + offset (``offset=None``: every key)."""
     scale = 1.0 / math.sqrt(q.shape[-1])
-    s = jnp.einsum("...hid,...hjd->...hij", q, k, preferred_element_type=jnp.float32) * scale
+    s = einsum_f32("...hid,...hjd->...hij", q, k) * scale
     if offset is not None:
         nq, nk = q.shape[-2], k.shape[-2]
         s = jnp.where(jnp.tril(jnp.ones((nq, nk), dtype=bool), k=offset), s, -jnp.inf)
@@ -150,7 +160,7 @@ def _softmax_attention_bwd(offset, res, do):
     q, k, v, p, o = res
     scale = 1.0 / math.sqrt(q.shape[-1])
     dv = jnp.einsum("...hij,...hid->...hjd", p.astype(do.dtype), do)
-    dp = jnp.einsum("...hid,...hjd->...hij", do, v, preferred_element_type=jnp.float32)
+    dp = einsum_f32("...hid,...hjd->...hij", do, v)
     delta = jnp.sum(do.astype(jnp.float32) * o.astype(jnp.float32), axis=-1)
     ds = (p * (dp - delta[..., None]) * scale).astype(q.dtype)  # zero where masked, since p is
     dq = jnp.einsum("...hij,...hjd->...hid", ds, k)

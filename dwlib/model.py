@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from dwlib.attention import attend, preferred_layout
+from dwlib.attention import attend, einsum_f32, preferred_layout
 from dwlib.errors import require
 
 DTYPES = ("float32", "bfloat16")
@@ -205,7 +205,7 @@ def unembed_cross_entropy(h, w, targets):
 
 def _logits(h, w):
     """h w^T for hidden states h (..., d) and output matrix w (V, d), accumulated in float32."""
-    return jnp.einsum("...d,vd->...v", h, w.astype(h.dtype), preferred_element_type=jnp.float32)
+    return einsum_f32("...d,vd->...v", h, w.astype(h.dtype))
 
 
 def _unembed_ce_fwd(h, w, targets):
@@ -217,7 +217,7 @@ def _unembed_ce_bwd(res, g):
     h, w, targets, p = res
     dlogits = _dlogits(p, targets, g).astype(h.dtype)
     dh = jnp.einsum("...v,vd->...d", dlogits, w.astype(h.dtype))
-    dw = jnp.einsum("...d,...v->dv", h, dlogits, preferred_element_type=jnp.float32).T
+    dw = einsum_f32("...d,...v->dv", h, dlogits).T
     return dh, dw.astype(w.dtype), None
 
 
