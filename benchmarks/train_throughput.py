@@ -170,7 +170,7 @@ def gpu_main(a) -> int:
           f"{fused_attention_error() if fused else float('nan'):.2e}")
     print(f"(L, d, H) = {GPU_SHAPE}, vocab {VOCAB}, seq {GPU_SEQ}, bfloat16; FLOPs/token {fpt / 1e6:.0f}M")
     print(f"{'attention':>9} {'batch':>5} | {'ms':>7} {'tok/s':>9} {'TFLOP/s':>8} {'%meas':>6} {'%sheet':>6}  first step")
-    rows = []
+    rows, before = [], os.environ.get("DWLIB_ATTENTION")
     for impl in ("auto", "dwlib") if fused else ("dwlib",):
         os.environ["DWLIB_ATTENTION"] = impl
         for batch in a.gpu_batches:
@@ -189,7 +189,10 @@ def gpu_main(a) -> int:
                   f"{row['attention']:>9} {batch:>5} | {t * 1e3:>7.1f} {batch * GPU_SEQ / t:>9.0f} {rate / 1e12:>8.1f} "
                   f"{100 * rate / peak:>5.1f}% " + (f"{100 * rate / sheet:>5.1f}%" if sheet else "      ")
                   + f"  (first step {first:.0f} s)", flush=True)
-    os.environ.pop("DWLIB_ATTENTION")
+    if before is None:
+        os.environ.pop("DWLIB_ATTENTION")
+    else:
+        os.environ["DWLIB_ATTENTION"] = before
     return 0
 
 

@@ -50,8 +50,7 @@ def attend(q, k, v, *, normalize: str | None = "softmax", causal: bool = False, 
     if normalize == "softmax" and fused_available(q.dtype, q.shape[-1]):
         return _fused_attention(q, k, v, causal, layout)
     if layout == "NHD":
-        q, k, v = (jnp.swapaxes(x, -3, -2) for x in (q, k, v))
-        return jnp.swapaxes(attend(q, k, v, normalize=normalize, causal=causal, layout="HND"), -3, -2)
+        return _other_layout(attend(*_other_layout(q, k, v), normalize=normalize, causal=causal, layout="HND"))
     if normalize == "softmax":
         n = q.shape[-2]
         blocks = _causal_blocks(n) if causal else 1
@@ -73,6 +72,12 @@ def attend(q, k, v, *, normalize: str | None = "softmax", causal: bool = False, 
     return jnp.einsum("...hij,...hjd->...hid", scores, v)
 
 
+def _other_layout(*xs):
+    """(..., N, H, d_a) <-> (..., H, N, d_a): one array, or a tuple of them."""
+    out = tuple(jnp.swapaxes(x, -3, -2) for x in xs)
+    return out[0] if len(out) == 1 else out
+
+
 def einsum_f32(spec: str, a, b):
     """``jnp.einsum(spec, a, b)`` accumulated in and returned as float32 (bfloat16 operands
     stay bfloat16 on the matrix units). On the CPU the operands are converted to float32 first,
@@ -84,11 +89,20 @@ def einsum_f32(spec: str, a, b):
 
 
 def fused_available(dtype, head_size: int) -> bool:
-    """Whether softmax attention runs as cuDNN's fused kernel: an NVIDIA GPU as JAX's default
-    backend, bfloat16 or float16 operands, head size a multiple of 8 up to 128 (cuDNN's limits),
-    and ``DWLIB_ATTENTION`` not set to ``dwlib``."""
-    return (os.environ.get("DWLIB_ATTENTION", "auto") != "dwlib" and jax.default_backend() == "gpu"
-            and jnp.dtype(dtype) in (jnp.bfloat16, jnp.float16) and head_size % 8 == 0 and head_size <= 128)
+    """Whether softmax attention runs as cuDNN's fused kernel: an NVIDIA GPU of compute
+    capability 8.0 or newer (Ampere on) as JAX's default backend, bfloat16 or float16 operands,
+    head size a multiple of 8 up to 128 (cuDNN's limits), and ``DWLIB_ATTENTION`` not set to
+    ``dwlib``. Decided when a function is traced: a compiled step keeps the choice it was
+    compiled with (``dwlib.train.make_steps`` caches steps per process)."""
+    if os.environ.get("DWLIB_ATTENTION", "auto") == "dwlib" or jax.default_backend() != "gpu":
+        return False
+    if jnp.dtype(dtype) not in (jnp.bfloat16, jnp.float16) or head_size % 8 or head_size > 128:
+        return False
+    capability = getattr(jax.devices()[0], "compute_capability", None)  # CUDA devices only
+    try:
+        return capability is not None and float(capability) >= 8.0
+    except (TypeError, ValueError):
+        return False
 
 
 def preferred_layout(dtype, head_size: int) -> str:
@@ -101,19 +115,19 @@ def _fused_attention(q, k, v, causal, layout):
     """``jax.nn.dot_product_attention`` with cuDNN (scale 1/sqrt(d_a), eq. (1)); it takes
     (batch, N, H, d_a), so leading axes are folded into one batch axis."""
     if layout == "HND":
-        q, k, v = (jnp.swapaxes(x, -3, -2) for x in (q, k, v))
+        q, k, v = _other_layout(q, k, v)
     lead = q.shape[:-3]
     q, k, v = (x.reshape((-1,) + x.shape[-3:]) for x in (q, k, v))
     o = jax.nn.dot_product_attention(q, k, v, is_causal=causal, implementation="cudnn")
     o = o.reshape(lead + o.shape[-3:])
-    return jnp.swapaxes(o, -3, -2) if layout == "HND" else o
+    return _other_layout(o) if layout == "HND" else o
 
 
 def weights(q, k, *, causal: bool = False, layout: str = "NHD"):
     """The softmax attention weights P (..., H, N, N) of eq. (1) (float32): row i is
     SM_j{<q^i, k^j> / sqrt(d_a)}, over j <= i when ``causal``. q, k laid out as in :func:`attend`."""
     if layout == "NHD":
-        q, k = (jnp.swapaxes(x, -3, -2) for x in (q, k))
+        q, k = _other_layout(q, k)
     elif layout != "HND":
         raise ValueError(f"layout must be 'NHD' or 'HND', got {layout!r}")
     return _probabilities(q, k, 0 if causal else None)

@@ -29,6 +29,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from dwlib.errors import InputError, require
@@ -467,6 +468,11 @@ def stored_results(name: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _range_text(values) -> str:
+    lo, hi = min(values), max(values)
+    return str(lo) if lo == hi else f"{lo} to {hi}"
+
+
 def summary(sweep: Sweep, records: list[dict]) -> dict:
     """The set-up of a sweep and of its stored runs, as rows of a table (label: text)."""
     cfg, hw = records[0]["config"], records[0]["hardware"]
@@ -476,7 +482,7 @@ def summary(sweep: Sweep, records: list[dict]) -> dict:
         "depths L": ", ".join(map(str, sweep.depths)),
         "target budgets N": budgets,
         "widths d_x": f"{min(widths)} to {max(widths)} (head size {sweep.head_size})",
-        "seeds per point": len(sweep.seeds),
+        "seeds per point": _range_text(Counter((r["depth"], r["width"]) for r in records).values()),
         "tokens per run": f"{records[0]['tokens']:,}",
         "batch x sequence": f"{cfg['batch_size']} x {cfg['seq_len']}",
         "peak learning rate": cfg["lr"],

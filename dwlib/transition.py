@@ -31,6 +31,11 @@ from dwlib.errors import require
 GRID_POINTS = 400  # log-spaced budgets on which the gap is evaluated
 
 
+def _finished(r: dict) -> bool:
+    """A run that completed with a finite final eval loss."""
+    return r["status"] == "completed" and r["eval_loss"] is not None and math.isfinite(r["eval_loss"])
+
+
 def loss_table(records: list[dict]) -> list[dict]:
     """One row per (depth, width): budget, per-seed final eval losses, their mean and std.
 
@@ -41,7 +46,7 @@ def loss_table(records: list[dict]) -> list[dict]:
     for r in records:
         key = (r["depth"], r["width"])
         budgets[key] = r["budget"]
-        if r["status"] == "completed" and r["eval_loss"] is not None and math.isfinite(r["eval_loss"]):
+        if _finished(r):
             groups[key].append((r["seed"], r["eval_loss"]))
         else:
             diverged[key] += 1
@@ -80,21 +85,31 @@ def _crossing(log_n, gap):
     return "reversed", None
 
 
-def size_limited(records: list[dict]) -> list[dict]:
-    """The records of the budgets at which size still pays.
+def size_limited(records: list[dict], tolerance: float = 2.0) -> list[dict]:
+    """The records of each depth up to the budget after which its loss stops falling with size.
 
-    For each depth, the seed-mean loss is followed up the measured budgets until it first rises;
-    from that budget on, training, not size, limits that depth (too few tokens, or a learning
-    rate too large for the width), and its records are left out. What remains compares networks
-    that are limited by their size, the comparison the rule of :func:`transition` is about.
+    For each depth, the seed-mean loss is followed up the measured budgets. The first budget at
+    which it rises by more than ``tolerance`` standard errors of a difference of two seed means
+    (from the seed spread; the median spread over all points where a point has one seed), or at
+    which no run finished, ends that depth: it and the larger budgets are left out. A rise with
+    size means something other than size holds that network back (training length, learning
+    rate, divergence); the rule detects the rise, not its cause. What remains is the range over
+    which the comparison of :func:`transition` is a comparison of sizes.
     """
+    rows = loss_table(records)
+    spreads = [r["std"] for r in rows if r["seeds"] > 1]
+    pooled = float(np.median(spreads)) if spreads else 0.0
     keep = set()
-    for depth in sorted({r["depth"] for r in records}):
-        rows = sorted((r for r in loss_table(records) if r["depth"] == depth and r["seeds"]),
-                      key=lambda r: r["budget"])
-        for i, r in enumerate(rows):
-            if i and r["mean"] >= rows[i - 1]["mean"]:
+    for depth in sorted({r["depth"] for r in rows}):
+        curve = sorted((r for r in rows if r["depth"] == depth), key=lambda r: r["budget"])
+        for i, r in enumerate(curve):
+            if not r["seeds"]:
                 break
+            if i:
+                prev = curve[i - 1]
+                se = math.sqrt(sum((p["std"] if p["seeds"] > 1 else pooled) ** 2 / p["seeds"] for p in (prev, r)))
+                if r["mean"] - prev["mean"] > tolerance * se:
+                    break
             keep.add((depth, r["width"]))
     return [r for r in records if (r["depth"], r["width"]) in keep]
 
@@ -104,17 +119,20 @@ def paired_gaps(records: list[dict], shallow: int, deep: int) -> list[dict]:
 
     Runs of one seed draw the same training windows whatever their shape, so two depths can be
     compared within a seed. Returns, per target budget, ``gaps`` (seed: gap) for the seeds both
-    depths have and their ``mean``.
+    depths have, their ``mean``, and ``budgets`` {depth: actual budget 12 L d_x^2}: the widths
+    are rounded, so the two networks of a target can differ in size (the rule of
+    :func:`transition` interpolates in the actual budget instead).
     """
-    loss = {(r["depth"], r["target_budget"], r["seed"]): r["eval_loss"] for r in records
-            if r["status"] == "completed" and r["eval_loss"] is not None}
+    loss = {(r["depth"], r["target_budget"], r["seed"]): r["eval_loss"] for r in records if _finished(r)}
+    actual = {(r["depth"], r["target_budget"]): r["budget"] for r in records}
     rows = []
     for n in sorted({b for L, b, _ in loss if L == shallow} & {b for L, b, _ in loss if L == deep}):
         gaps = {s: loss[(deep, n, s)] - loss[(shallow, n, s)]
                 for L, b, s in sorted(loss) if L == shallow and b == n and (deep, n, s) in loss}
         if gaps:
             rows.append({"shallow": shallow, "deep": deep, "target_budget": n, "gaps": gaps,
-                         "mean": float(np.mean(list(gaps.values())))})
+                         "mean": float(np.mean(list(gaps.values()))),
+                         "budgets": {shallow: actual[(shallow, n)], deep: actual[(deep, n)]}})
     return rows
 
 
@@ -240,7 +258,7 @@ def learning_rate_check(records: list[dict], shallow: int, deep: int, reference_
     require(shallow < deep, f"shallow depth must be below deep depth, got {shallow} and {deep}")
     losses = defaultdict(lambda: defaultdict(list))
     for r in records:
-        if r["depth"] in (shallow, deep) and r["status"] == "completed" and r["eval_loss"] is not None:
+        if r["depth"] in (shallow, deep) and _finished(r):
             losses[r["depth"]][r["config"]["lr"]].append(r["eval_loss"])
     for depth in (shallow, deep):
         require(reference_lr in losses[depth], f"depth {depth} has no completed run at learning rate {reference_lr:g}")

@@ -1,6 +1,7 @@
 """The decoder of dwlib.model: parameter counts, initial loss, head rule, attention."""
 
 import math
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -161,6 +162,11 @@ def test_fused_attention_path(monkeypatch):
     bf16 = jnp.bfloat16
     assert not attention.fused_available(bf16, 64) and attention.preferred_layout(bf16, 64) == "HND"  # CPU
     monkeypatch.setattr(attention.jax, "default_backend", lambda: "gpu")
+    monkeypatch.setattr(attention.jax, "devices", lambda: [SimpleNamespace(compute_capability="7.5")])
+    assert not attention.fused_available(bf16, 64)  # a T4 or older: no fused kernel
+    monkeypatch.setattr(attention.jax, "devices", lambda: [SimpleNamespace()])  # not CUDA
+    assert not attention.fused_available(bf16, 64)
+    monkeypatch.setattr(attention.jax, "devices", lambda: [SimpleNamespace(compute_capability="9.0")])
     assert attention.fused_available(bf16, 64) and attention.preferred_layout(bf16, 64) == "NHD"
     assert not attention.fused_available(jnp.float32, 64)  # cuDNN's kernel: 16-bit operands only
     assert not attention.fused_available(bf16, 12) and not attention.fused_available(bf16, 256)
@@ -183,3 +189,20 @@ def test_fused_attention_path(monkeypatch):
         want = _naive_attention(*(np.asarray(x, np.float32) for x in (q, k, v)), "softmax", True)
         np.testing.assert_allclose(np.asarray(t(got), np.float32), want, atol=3e-2)
     assert calls == [((6, 16, 4, 8), "cudnn")] * 2
+
+
+def test_the_decoder_gives_the_same_loss_and_gradients_in_both_attention_layouts(monkeypatch):
+    """The position-major (GPU fused attention's) and head-major layouts of the decoder's q, k, v
+    compute the same function; the position-major one is forced here with dwlib's attention."""
+    import dwlib.model as model_lib
+
+    cfg = ModelConfig(vocab_size=50, seq_len=16, depth=2, width=32, heads=4)
+    graphdef, params = init_params(cfg)
+    tokens = jax.random.randint(jax.random.key(3), (2, 17), 0, 50)
+    grad = lambda: jax.jit(jax.value_and_grad(lambda p: loss_fn(graphdef, p, tokens)))(params)  # noqa: E731
+    (l_hnd, g_hnd) = grad()
+    monkeypatch.setattr(model_lib, "preferred_layout", lambda dtype, head_size: "NHD")
+    (l_nhd, g_nhd) = grad()
+    assert float(l_nhd) == pytest.approx(float(l_hnd), rel=1e-6)
+    for a, b in zip(jax.tree.leaves(g_nhd), jax.tree.leaves(g_hnd)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)

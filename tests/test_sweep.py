@@ -157,12 +157,13 @@ def test_publish_stores_the_results_with_the_package(corpus, tmp_path, monkeypat
 def test_summary_describes_a_sweep_and_its_stored_runs():
     mini = sw.get_preset("mini")
     recs = [{"config": {"batch_size": 4, "seq_len": 8, "lr": 1e-3, "corpus": "sotu", "vocab_size": 1000},
-             "hardware": {"backend": "cpu", "device_kind": "cpu", "jax": "0.0"}, "width": w, "tokens": 1000,
+             "hardware": {"backend": "cpu", "device_kind": "cpu", "jax": "0.0"}, "depth": 1, "width": w, "tokens": 1000,
              "status": s, "wall_seconds": 60} for w, s in ((16, "completed"), (32, "diverged"))]
     rows = sw.summary(mini, recs)
     assert rows["target budgets N"] == "25K, 50K, 100K, 200K, 400K, 800K"
     assert rows["widths d_x"] == "16 to 32 (head size 8)"
     assert rows["runs stored / planned"] == f"2 / {len(mini.configs())}"
     assert rows["runs that diverged"] == 1 and rows["compute dtype"] == "float32"
+    assert rows["seeds per point"] == "1"  # as stored: one run at each of the two widths
     assert rows["wall time of the runs, summed"] == "2 min"
     assert sw.summary(sw.get_preset("gpu-slice"), recs)["target budgets N"] == "1M, 3M, 10M, 30M, 100M"

@@ -172,6 +172,27 @@ def test_size_limited_drops_each_depths_budgets_from_its_first_rise():
     assert tr.size_limited(kept) == kept  # nothing left to drop
 
 
+def test_size_limited_ends_at_a_rise_in_the_middle_and_at_a_budget_with_no_finished_run():
+    # a rise at 10^5, a fall after it: the rule ends the depth at the first rise
+    bump = records({1: lambda x: 5 - 0.5 * x + (1.0 if 4.5 < x < 5.5 else 0.0)}, seeds=2)
+    assert sorted({r["budget"] for r in tr.size_limited(bump)}) == BUDGETS[:1]
+    # every seed diverged at 10^6: that budget and the next are left out
+    hole = records({1: lambda x: 5 - 0.5 * x}, seeds=2)
+    for r in hole:
+        if r["budget"] == 1e6:
+            r.update(status="diverged", eval_loss=None)
+    assert sorted({r["budget"] for r in tr.size_limited(hole)}) == BUDGETS[:2]
+
+
+def test_size_limited_tolerates_a_rise_within_seed_noise():
+    # seeds spread by 0.07 at each budget; the mean rises by 0.01 from 10^4 to 10^5: noise, kept
+    losses = {1e4: (3.00, 3.10), 1e5: (3.01, 3.11)}
+    recs = [{"depth": 1, "width": 8 + i, "budget": n, "seed": s, "status": "completed", "eval_loss": v}
+            for i, (n, vs) in enumerate(losses.items()) for s, v in enumerate(vs)]
+    assert tr.size_limited(recs) == recs
+    assert [r["budget"] for r in tr.size_limited(recs, tolerance=0.0)] == [1e4, 1e4]  # any rise ends it
+
+
 def test_paired_gaps_compare_depths_within_a_seed():
     recs = [{"depth": L, "width": 8, "budget": n, "target_budget": n, "seed": s, "status": "completed",
              "eval_loss": 3.0 + 0.1 * (L == 2) + 0.01 * s - 0.2 * (n == 2e6)}
@@ -180,6 +201,7 @@ def test_paired_gaps_compare_depths_within_a_seed():
     rows = tr.paired_gaps(recs, 1, 2)
     assert [r["target_budget"] for r in rows] == [1e6, 2e6]
     assert all(set(r["gaps"]) == {0, 1} and r["mean"] == pytest.approx(0.1) for r in rows)
+    assert rows[0]["budgets"] == {1: 1e6, 2: 1e6}
 
 
 def test_late_improvement_reads_the_last_fifth_of_the_eval_curve():
