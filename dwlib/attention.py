@@ -80,11 +80,11 @@ def _other_layout(*xs):
 
 def einsum_f32(spec: str, a, b):
     """``jnp.einsum(spec, a, b)`` accumulated in and returned as float32 (bfloat16 operands
-    stay bfloat16 on the matrix units). On the CPU the operands are converted to float32 first,
-    which gives the same result: XLA's CPU dot rejects bfloat16 operands with a float32 result
+    stay bfloat16 on the matrix units). On the CPU 16-bit operands are converted to float32
+    first, which gives the same result: XLA's CPU dot rejects bfloat16 operands with a float32 result
     at some shapes (seen with jax 0.10.2: "Unsupported element type for DotThunk")."""
     if jax.default_backend() == "cpu":
-        return jnp.einsum(spec, a.astype(jnp.float32), b.astype(jnp.float32))
+        a, b = (x.astype(jnp.float32) if x.dtype in (jnp.bfloat16, jnp.float16) else x for x in (a, b))
     return jnp.einsum(spec, a, b, preferred_element_type=jnp.float32)
 
 
