@@ -346,7 +346,7 @@ def spread_across_depths(records: list[dict], depths=None, points: int = 5) -> l
 DEPTH_SCHEME = "viridis"
 
 
-def loss_chart(records: list[dict], results: list[dict] | None = None, width: int = 560, height: int = 360):
+def loss_chart(records: list[dict], results: list[dict] | None = None, width: int = 480, height: int = 360):
     """The Figure 2 analogue: final held-out loss against non-embedding budget, one line per
     depth, error bars from seeds (mean -+ one standard deviation), with a slider that picks a
     (shallow, deep) pair to highlight and marks its transition (if the pair crosses).
@@ -369,7 +369,9 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, width: in
     crossings = [t["budget"] if t["budget"] is not None else -1 for t in results]
     pick = slider("pair", 0, max(len(pairs) - 1, 0), 1, 0, label="pair (shallow, deep)")
     in_pair = f"indexof({json_list(pairs)}[pair], datum.depth) >= 0"
-    x = alt.X("budget:Q", scale=alt.Scale(type="log"), title="non-embedding parameters N = 12 L d²")
+    span = [float(df["budget"].min()) / 1.25, float(df["budget"].max()) * 1.25]  # the measured range, a margin either side
+    x = alt.X("budget:Q", scale=alt.Scale(type="log", domain=span, nice=False),
+              axis=alt.Axis(format="~s", labelOverlap=True), title="non-embedding parameters N = 12 L d²")
     y = alt.Y("loss:Q", scale=alt.Scale(zero=False), title="held-out loss (nats/token)")
     color = alt.Color("depth:O", scale=alt.Scale(scheme=DEPTH_SCHEME), title="depth L")
     base = alt.Chart(df).transform_calculate(highlight=f"{in_pair} ? 1 : 0.18")
