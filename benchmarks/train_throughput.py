@@ -170,7 +170,7 @@ def gpu_main(a) -> int:
           f"{fused_attention_error() if fused else float('nan'):.2e}")
     print(f"(L, d, H) = {GPU_SHAPE}, vocab {VOCAB}, seq {GPU_SEQ}, bfloat16; FLOPs/token {fpt / 1e6:.0f}M")
     print(f"{'attention':>9} {'batch':>5} | {'ms':>7} {'tok/s':>9} {'TFLOP/s':>8} {'%meas':>6} {'%sheet':>6}  first step")
-    rows, before = [], os.environ.get("DWLIB_ATTENTION")
+    before = os.environ.get("DWLIB_ATTENTION")
     for impl in ("auto", "dwlib") if fused else ("dwlib",):
         os.environ["DWLIB_ATTENTION"] = impl
         for batch in a.gpu_batches:
@@ -184,7 +184,6 @@ def gpu_main(a) -> int:
                    "tokens_per_s": round(batch * GPU_SEQ / t), "tflops": round(rate / 1e12, 1),
                    "share_of_measured": round(rate / peak, 3),
                    "share_of_datasheet": round(rate / sheet, 3) if sheet else None, "first_step_s": round(first, 1)}
-            rows.append(row)
             print(json.dumps(row) if a.json else
                   f"{row['attention']:>9} {batch:>5} | {t * 1e3:>7.1f} {batch * GPU_SEQ / t:>9.0f} {rate / 1e12:>8.1f} "
                   f"{100 * rate / peak:>5.1f}% " + (f"{100 * rate / sheet:>5.1f}%" if sheet else "      ")

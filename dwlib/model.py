@@ -268,7 +268,7 @@ def qkv_heads(x, kernel, bias, heads: int, layout: str = "HND"):
 
 
 _QKV_AXES = {"HND": (2, 0, 3, 1, 4), "NHD": (2, 0, 1, 3, 4)}  # (B, N, 3, H, d_a) -> (3, B, ...)
-_QKV_BACK = {"HND": (1, 3, 0, 2, 4), "NHD": (1, 2, 0, 3, 4)}  # and back
+_QKV_BACK = {k: tuple(sorted(range(5), key=axes.__getitem__)) for k, axes in _QKV_AXES.items()}  # the inverses
 
 
 def _qkv_heads(x, kernel, bias, heads, layout):

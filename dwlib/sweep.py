@@ -476,12 +476,11 @@ def _range_text(values) -> str:
 def summary(sweep: Sweep, records: list[dict]) -> dict:
     """The set-up of a sweep and of its stored runs, as rows of a table (label: text)."""
     cfg, hw = records[0]["config"], records[0]["hardware"]
-    widths = [r["width"] for r in records]
     budgets = ", ".join(f"{b / 1e6:g}M" if b >= 1e6 else f"{b / 1e3:,.0f}K" for b in sweep.budgets)
     return {
         "depths L": ", ".join(map(str, sweep.depths)),
         "target budgets N": budgets,
-        "widths d_x": f"{min(widths)} to {max(widths)} (head size {sweep.head_size})",
+        "widths d_x": f"{_range_text([r['width'] for r in records])} (head size {sweep.head_size})",
         "seeds per point": _range_text(Counter((r["depth"], r["width"]) for r in records).values()),
         "tokens per run": f"{records[0]['tokens']:,}",
         "batch x sequence": f"{cfg['batch_size']} x {cfg['seq_len']}",
