@@ -219,9 +219,12 @@ def main(argv=None) -> int:
                    help="batch sizes for the GPU shape (used when JAX's default backend is a GPU)")
     a = p.parse_args(argv)
 
-    from dwlib.train import configure_cpu_devices
+    from dwlib.train import configure_cpu_devices, configure_host_memory
 
-    configure_cpu_devices()  # as dwlib.train.train does: one XLA device per core on a CPU
+    # As dwlib.train.train does: freed host memory kept for reuse (the PyTorch reference, timed in
+    # this process, runs under the same setting), one XLA device per core on a CPU.
+    kept = configure_host_memory()
+    configure_cpu_devices()
     import jax
 
     if jax.default_backend() == "gpu":
@@ -231,7 +234,8 @@ def main(argv=None) -> int:
     peak = matmul_peak()
     tokens = BATCH * SEQ
     print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.device_count()} device(s)), "
-          f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; matmul peak {peak / 1e9:.1f} GFLOP/s (4096x1024x1024 f32)")
+          f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; matmul peak {peak / 1e9:.1f} GFLOP/s (4096x1024x1024 f32); "
+          f"freed host memory {'kept for reuse' if kept else 'returned to the system'}")
     if ref is not None:
         import torch
 

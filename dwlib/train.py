@@ -111,6 +111,46 @@ def init_distributed() -> None:
                 raise
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_MAX, _M_ARENA_MAX = -1, -4, -8  # glibc's mallopt parameters (malloc.h)
+_host_memory_kept = None  # the outcome of the first configure_host_memory() call in this process
+
+
+def configure_host_memory() -> bool:
+    """Let this process reuse the host memory it frees instead of handing it back to the kernel
+    (Linux with glibc; a no-op elsewhere, or with ``DWLIB_HOST_MEMORY=system``).
+
+    XLA's CPU client allocates each call's scratch buffer afresh and frees it on return: 76 MB
+    per device for a (2, 128, 2) training step, 354 MB for (6, 256, 4). glibc serves blocks that
+    large with ``mmap`` and returns them with ``munmap``, so every step faulted in every page of
+    its scratch memory again: measured on 2 cores, 39,000 page faults and 71 ms of kernel time
+    per 149 ms (2, 128, 2) step. With the blocks kept (no ``mmap`` for allocations, no trimming
+    of the heap, one malloc arena, since the other arenas fall back to ``mmap`` for blocks over
+    64 MB) the same step made no page faults and took 118 ms. The price: the process keeps its
+    peak host memory until it exits, and compiling a step takes about 0.5-1 s longer (the
+    compiler's threads share one arena).
+
+    Call it before JAX starts (a thread that has already allocated keeps its arena). Returns
+    whether the settings are in force; idempotent.
+    """
+    global _host_memory_kept
+    if _host_memory_kept is None:
+        import ctypes
+        import platform
+
+        _host_memory_kept = False
+        if os.environ.get("DWLIB_HOST_MEMORY", "keep") != "system" and sys.platform.startswith("linux") \
+                and platform.libc_ver()[0] == "glibc":
+            try:
+                mallopt = ctypes.CDLL(None).mallopt
+            except (OSError, AttributeError):
+                return False
+            mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+            # M_TRIM_THRESHOLD -1 is SIZE_MAX once glibc converts it: never trim.
+            _host_memory_kept = all(mallopt(param, value) == 1 for param, value in (
+                (_M_ARENA_MAX, 1), (_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, -1)))
+    return _host_memory_kept
+
+
 def configure_cpu_devices() -> None:
     """On a CPU, run several XLA devices, one per core (at most 8, a power of two).
 
@@ -231,6 +271,7 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
     mcfg = cfg.model_config()
     cfg.heads = mcfg.heads
 
+    configure_host_memory()
     init_distributed()
     configure_cpu_devices()
     import jax

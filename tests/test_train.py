@@ -74,6 +74,43 @@ def test_eight_devices_give_the_losses_of_one(corpus, tmp_path):
                                rtol=1e-4)
 
 
+HOST_MEMORY_PROBE = textwrap.dedent("""
+    import ctypes, json, resource, threading
+    from dwlib.train import configure_host_memory
+    kept = configure_host_memory()
+    libc, size, faults = ctypes.CDLL(None), 96 << 20, []
+    libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+    def work():  # as XLA's launch threads do: a large scratch block per call, freed on return
+        for _ in range(3):
+            before = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+            block = libc.malloc(size)
+            ctypes.memset(block, 1, size)
+            libc.free(block)
+            faults.append(resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - before)
+    thread = threading.Thread(target=work)
+    thread.start(); thread.join()
+    print(json.dumps({"kept": kept, "faults": faults, "pages": size // resource.getpagesize()}))
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or __import__("platform").libc_ver()[0] != "glibc",
+                    reason="glibc's allocator only")
+def test_freed_host_memory_is_reused_without_page_faults():
+    """configure_host_memory: a large block freed by a thread comes back without faulting its pages
+    in again; glibc's default (DWLIB_HOST_MEMORY=system) faults them all in on every call."""
+    out = {}
+    for mode in ("keep", "system"):
+        env = {**os.environ, "DWLIB_HOST_MEMORY": mode}
+        proc = subprocess.run([sys.executable, "-c", HOST_MEMORY_PROBE], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
+    pages = out["keep"]["pages"]
+    assert out["keep"]["kept"] is True and out["system"]["kept"] is False
+    assert max(out["keep"]["faults"][1:]) < pages // 20, out  # reused: almost nothing faulted in again
+    assert min(out["system"]["faults"][1:]) > pages // 2, out  # the default: faulted in again each time
+
+
 def run_cli(capsys, *args):
     """``dwlib train ARGS`` in this process, handled as dwlib.cli.main handles it (InputError: one line, 2)."""
     parser = cli._Parser(prog="dwlib")
