@@ -6,7 +6,9 @@ prints, per shape: tokens/s, step time, achieved FLOP/s and their share of a mat
 measured here by this script (a jitted float32 matmul of the step's own largest shape). When
 torch is importable it also times ``../shared/bench/torch_reference.py``'s model (beside the repository) on the same
 shapes (imported by path; override with --torch-reference) and prints the JAX/PyTorch ratio
-(> 1: dwlib is faster).
+(> 1: dwlib is faster): of the best steps, and the median over rounds of the two steps' ratio
+("paired"). The two steps alternate, one by one, so that a machine that slows down or speeds up
+during the measurement affects both sides alike.
 
 FLOPs per token (the reference's formula, so the two columns compare):
     6 * (12 L d^2 + V d)  +  12 L T d
@@ -69,9 +71,8 @@ def _timed(fn) -> float:
     return time.perf_counter() - t0
 
 
-def time_dwlib(depth, width, heads, steps, warmup=2, seq=SEQ, batch_size=BATCH, dtype="float32") -> tuple:
-    """Seconds per training step of dwlib's jitted step (AdamW), best of ``steps``, and the
-    seconds of the first step (compilation included)."""
+def dwlib_step(depth, width, heads, seq=SEQ, batch_size=BATCH, dtype="float32"):
+    """A function that runs one training step of dwlib's jitted step (AdamW) and waits for it."""
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
@@ -85,21 +86,20 @@ def time_dwlib(depth, width, heads, steps, warmup=2, seq=SEQ, batch_size=BATCH, 
     make_steps.cache_clear()  # the attention implementation is chosen at trace time
     _, _, _, train_step, _, init_opt = make_steps(mcfg, tuple(getattr(cfg, f) for f in _OPTIMIZER_FIELDS), mesh)
     params = jax.device_put(init_params(mcfg, 0)[1], NamedSharding(mesh, P()))
-    opt_state = init_opt(params)
+    state = [params, init_opt(params)]
     rng = np.random.default_rng(0)
     batch = jax.device_put(rng.integers(0, VOCAB, (batch_size, seq + 1)).astype(np.int32),
                            NamedSharding(mesh, P("data")))
-    times = []
-    for i in range(warmup + steps):
-        t0 = time.perf_counter()
-        params, opt_state, loss = train_step(params, opt_state, batch)
+
+    def step():
+        state[0], state[1], loss = train_step(state[0], state[1], batch)
         loss.block_until_ready()
-        times.append(time.perf_counter() - t0)
-    return float(np.min(times[warmup:])), times[0]
+
+    return step
 
 
-def time_torch(ref, depth, width, heads, steps, warmup=2) -> float:
-    """Seconds per step of the reference's model and step, written as in its main(); best of ``steps``."""
+def torch_step(ref, depth, width, heads):
+    """A function that runs one step of the reference's model and optimizer, written as in its main()."""
     import torch
     import torch.nn.functional as F
 
@@ -117,13 +117,31 @@ def time_torch(ref, depth, width, heads, steps, warmup=2) -> float:
         opt.step()
         return loss.item()
 
-    times = []
-    for i in range(warmup + steps):
-        t0 = time.perf_counter()
-        step()
-        if i >= warmup:
-            times.append(time.perf_counter() - t0)
-    return float(np.min(times))
+    return step
+
+
+def time_steps(steps_by_name: dict, steps: int, warmup: int = 2) -> dict:
+    """Seconds of each of ``steps`` timed calls per step function, after ``warmup`` untimed ones.
+
+    With several functions the calls alternate (a, b, b, a, a, b, ...), so that a machine that
+    slows down or speeds up during the measurement affects each side alike."""
+    names = list(steps_by_name)
+    for _ in range(warmup):
+        for name in names:
+            steps_by_name[name]()
+    times = {name: [] for name in names}
+    for i in range(steps):
+        for name in names if i % 2 == 0 else names[::-1]:
+            times[name].append(_timed(steps_by_name[name]))
+    return times
+
+
+def time_dwlib(depth, width, heads, steps, warmup=2, seq=SEQ, batch_size=BATCH, dtype="float32") -> tuple:
+    """Seconds per training step of dwlib's jitted step (AdamW), best of ``steps``, and the
+    seconds of the first step (compilation included)."""
+    step = dwlib_step(depth, width, heads, seq, batch_size, dtype)
+    first = _timed(step)
+    return min(time_steps({"dwlib": step}, steps, max(warmup - 1, 0))["dwlib"]), first
 
 
 def bf16_matmul_peak(n=8192, repeats=10) -> float:
@@ -243,24 +261,30 @@ def main(argv=None) -> int:
     print(f"vocab {VOCAB}, seq {SEQ}, batch {BATCH}, float32; FLOPs/token = 6(12 L d^2 + V d) + 12 L T d")
     header = f"{'L':>2} {'d':>4} {'H':>2} | {'jax ms':>8} {'tok/s':>8} {'GFLOP/s':>8} {'%peak':>6}"
     if ref is not None:
-        header += f" | {'torch ms':>8} {'tok/s':>8} {'GFLOP/s':>8} | {'jax/torch':>9}"
+        header += f" | {'torch ms':>8} {'tok/s':>8} {'GFLOP/s':>8} | {'jax/torch':>9} {'paired':>7}"
     if not a.json:
         print(header)
     for spec in a.shapes:
         depth, width, heads = (int(x) for x in spec.split(","))
         fpt = flops_per_token(VOCAB, SEQ, depth, width)
-        t_jax = time_dwlib(depth, width, heads, a.steps)[0]
+        fns = {"jax": dwlib_step(depth, width, heads)}
+        if ref is not None:
+            fns["torch"] = torch_step(ref, depth, width, heads)
+        times = time_steps(fns, a.steps)  # the two alternate, step by step
+        t_jax = min(times["jax"])
         row = {"depth": depth, "width": width, "heads": heads, "jax_step_ms": round(t_jax * 1e3, 1),
                "jax_tokens_per_s": round(tokens / t_jax), "jax_gflops": round(fpt * tokens / t_jax / 1e9, 2),
                "jax_share_of_peak": round(fpt * tokens / t_jax / peak, 3)}
         line = (f"{depth:>2} {width:>4} {heads:>2} | {t_jax * 1e3:>8.1f} {tokens / t_jax:>8.0f} "
                 f"{fpt * tokens / t_jax / 1e9:>8.1f} {100 * fpt * tokens / t_jax / peak:>5.1f}%")
         if ref is not None:
-            t_torch = time_torch(ref, depth, width, heads, a.steps)
+            t_torch = min(times["torch"])
+            paired = float(np.median(np.array(times["torch"]) / np.array(times["jax"])))
             row.update(torch_step_ms=round(t_torch * 1e3, 1), torch_tokens_per_s=round(tokens / t_torch),
-                       torch_gflops=round(fpt * tokens / t_torch / 1e9, 2), ratio=round(t_torch / t_jax, 3))
+                       torch_gflops=round(fpt * tokens / t_torch / 1e9, 2), ratio=round(t_torch / t_jax, 3),
+                       paired_ratio=round(paired, 3))
             line += (f" | {t_torch * 1e3:>8.1f} {tokens / t_torch:>8.0f} {fpt * tokens / t_torch / 1e9:>8.1f}"
-                     f" | {t_torch / t_jax:>8.2f}x")
+                     f" | {t_torch / t_jax:>8.2f}x {paired:>6.2f}x")
         print(json.dumps(row) if a.json else line, flush=True)
     return 0
 
