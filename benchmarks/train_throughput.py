@@ -3,12 +3,15 @@
 
 For fixed shapes (vocabulary 1000, sequence 256, batch 16, float32, (L, d_x, H) in SHAPES) it
 prints, per shape: tokens/s, step time, achieved FLOP/s and their share of a matrix-product peak
-measured here by this script (a jitted float32 matmul of the step's own largest shape). When
+measured here by this script (a jitted 4096 x 1024 x 1024 float32 product). When
 torch is importable it also times ``../shared/bench/torch_reference.py``'s model (beside the repository) on the same
 shapes (imported by path; override with --torch-reference) and prints the JAX/PyTorch ratio
 (> 1: dwlib is faster): of the best steps, and the median over rounds of the two steps' ratio
 ("paired"). The two steps alternate, one by one, so that a machine that slows down or speeds up
-during the measurement affects both sides alike.
+during the measurement affects both sides alike. Both run under dwlib's host-memory setting
+(``dwlib.train.configure_host_memory``); ``--torch-alone`` times the reference by itself, in a
+process of its own with the C library's default allocator, as a check that the setting does not
+flatter the comparison.
 
 FLOPs per token (the reference's formula, so the two columns compare):
     6 * (12 L d^2 + V d)  +  12 L T d
@@ -22,7 +25,8 @@ the chip's bfloat16 matrix-product rate (8192^3, random operands), prints the sh
 the datasheet's dense bf16 peak where the chip is known, times the same step with dwlib's own
 attention instead of cuDNN's fused kernel, and checks the fused kernel's output against float32.
 
-Usage: python benchmarks/train_throughput.py [--steps 10] [--shapes 6,256,4 2,128,2] [--no-torch]
+Usage: python benchmarks/train_throughput.py [--steps 8] [--shapes 6,256,4 2,128,2] [--no-torch]
+       python benchmarks/train_throughput.py --torch-alone
        python benchmarks/train_throughput.py --gpu-batches 16 32 64     (on a GPU)
 """
 
@@ -226,16 +230,42 @@ def load_reference(path):
     return module
 
 
+def torch_alone_main(a) -> int:
+    """The reference by itself: best and median of its steps, in this process, with the C
+    library's default allocator (JAX and dwlib are not imported)."""
+    ref = load_reference(a.torch_reference)
+    if ref is None:
+        print(f"torch is not importable or {a.torch_reference} is missing", file=sys.stderr)
+        return 2
+    import torch
+
+    print(f"torch {torch.__version__} alone, {torch.get_num_threads()} threads; reference {a.torch_reference}")
+    for spec in a.shapes:
+        depth, width, heads = (int(x) for x in spec.split(","))
+        times = time_steps({"torch": torch_step(ref, depth, width, heads)}, a.steps)["torch"]
+        row = {"depth": depth, "width": width, "heads": heads, "torch_alone_step_ms": round(min(times) * 1e3, 1),
+               "torch_alone_median_ms": round(float(np.median(times)) * 1e3, 1)}
+        print(json.dumps(row) if a.json else
+              f"{depth:>2} {width:>4} {heads:>2} | best {min(times) * 1e3:8.1f} ms, median {np.median(times) * 1e3:8.1f} ms",
+              flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=8, help="timed steps per shape (the fastest is reported: the machine is shared)")
+    p.add_argument("--steps", type=int, default=8,
+                   help="timed steps per shape (the fastest and the median paired ratio are reported)")
     p.add_argument("--shapes", nargs="*", default=[",".join(map(str, s)) for s in SHAPES], help="L,d,H ...")
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--torch-reference", default=TORCH_REFERENCE)
+    p.add_argument("--torch-alone", action="store_true",
+                   help="time only the PyTorch reference, without JAX or dwlib's host-memory setting")
     p.add_argument("--json", action="store_true", help="one JSON line per shape instead of a table")
     p.add_argument("--gpu-batches", nargs="*", type=int, default=[16, 32, 64],
                    help="batch sizes for the GPU shape (used when JAX's default backend is a GPU)")
     a = p.parse_args(argv)
+    if a.torch_alone:
+        return torch_alone_main(a)
 
     from dwlib.train import configure_cpu_devices, configure_host_memory
 

@@ -4,7 +4,9 @@ One code path for every machine: the batch is split over a 1-D mesh of all ``jax
 (axis ``"data"``; on a CPU, one virtual device per core, see :func:`configure_cpu_devices`),
 parameters and optimizer state are replicated, and XLA inserts the gradient all-reduce. On
 several hosts (a TPU slice, a GPU cluster) ``jax.distributed`` is initialised when the
-environment asks for it (``JAX_COORDINATOR_ADDRESS`` or ``DWLIB_DISTRIBUTED=1``).
+environment asks for it (``JAX_COORDINATOR_ADDRESS`` or ``DWLIB_DISTRIBUTED=1``). Before JAX
+starts, :func:`configure_host_memory` has the C library keep freed host memory for reuse
+(``DWLIB_HOST_MEMORY=system`` turns that off).
 
 The loop, in full::
 
@@ -122,33 +124,47 @@ def configure_host_memory() -> bool:
     XLA's CPU client allocates each call's scratch buffer afresh and frees it on return: 76 MB
     per device for a (2, 128, 2) training step, 354 MB for (6, 256, 4). glibc serves blocks that
     large with ``mmap`` and returns them with ``munmap``, so every step faulted in every page of
-    its scratch memory again: measured on 2 cores, 39,000 page faults and 71 ms of kernel time
-    per 149 ms (2, 128, 2) step. With the blocks kept (no ``mmap`` for allocations, no trimming
-    of the heap, one malloc arena, since the other arenas fall back to ``mmap`` for blocks over
-    64 MB) the same step made no page faults and took 118 ms. The price: the process keeps its
+    its scratch memory again (measured with ``getrusage`` on 2 cores: 39,000 page faults and
+    71 ms of kernel time in a 149 ms (2, 128, 2) step). With the blocks kept (no ``mmap`` for
+    allocations, no trimming of the heap, and one malloc arena, since the others fall back to
+    ``mmap`` for blocks over 64 MB) the same step made no page faults and took 118 ms; the
+    README's throughput section has the benchmark's figures. The price: the process keeps its
     peak host memory until it exits, and compiling a step takes about 0.5-1 s longer (the
     compiler's threads share one arena).
 
-    Call it before JAX starts (a thread that has already allocated keeps its arena). Returns
-    whether the settings are in force; idempotent.
+    It works only if set before JAX starts its threads (a thread that has allocated keeps its
+    arena), so it does nothing once JAX's backends are running (a notebook kernel, a test
+    session): ``dwlib train``, ``dwlib sweep`` and the benchmark call it first. Returns whether
+    the settings are in force; the first call decides.
     """
     global _host_memory_kept
     if _host_memory_kept is None:
         import ctypes
-        import platform
 
         _host_memory_kept = False
-        if os.environ.get("DWLIB_HOST_MEMORY", "keep") != "system" and sys.platform.startswith("linux") \
-                and platform.libc_ver()[0] == "glibc":
-            try:
-                mallopt = ctypes.CDLL(None).mallopt
-            except (OSError, AttributeError):
-                return False
-            mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-            # M_TRIM_THRESHOLD -1 is SIZE_MAX once glibc converts it: never trim.
-            _host_memory_kept = all(mallopt(param, value) == 1 for param, value in (
-                (_M_ARENA_MAX, 1), (_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, -1)))
+        glibc = hasattr(os, "confstr") and (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+        if os.environ.get("DWLIB_HOST_MEMORY", "keep") == "system" or not glibc or _jax_started():
+            return False
+        try:
+            mallopt = ctypes.CDLL(None).mallopt
+        except (OSError, AttributeError):
+            return False
+        mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+        # M_TRIM_THRESHOLD -1 is SIZE_MAX once glibc converts it: never trim.
+        _host_memory_kept = all([mallopt(param, value) == 1 for param, value in (
+            (_M_ARENA_MAX, 1), (_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, -1))])
     return _host_memory_kept
+
+
+def _jax_started() -> bool:
+    """Whether JAX has created its backends (and with them its threads) in this process."""
+    if "jax" not in sys.modules:
+        return False
+    try:
+        from jax._src import xla_bridge
+        return bool(xla_bridge.backends_are_initialized())
+    except (ImportError, AttributeError):  # a JAX without this check: assume it has started
+        return True
 
 
 def configure_cpu_devices() -> None:

@@ -27,3 +27,8 @@ def test_step_timer_and_attention_check_run_on_a_small_shape(bench):
     assert 0 < best <= first  # the first step includes compilation
     err = bench.fused_attention_error(batch=1, seq=32, heads=2, head_size=16)
     assert 0 < err < 2e-2 and math.isfinite(err)  # bfloat16 rounding of the inputs' products
+
+
+def test_torch_alone_without_a_reference_says_so(bench, capsys):
+    assert bench.main(["--torch-alone", "--torch-reference", "/nonexistent/torch_reference.py"]) == 2
+    assert "/nonexistent/torch_reference.py" in capsys.readouterr().err

@@ -79,6 +79,7 @@ HOST_MEMORY_PROBE = textwrap.dedent("""
     from dwlib.train import configure_host_memory
     kept = configure_host_memory()
     libc, size, faults = ctypes.CDLL(None), 96 << 20, []
+    libc.prctl(41, 1, 0, 0, 0)  # PR_SET_THP_DISABLE: 4 KB pages even where huge pages are always on
     libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
     def work():  # as XLA's launch threads do: a large scratch block per call, freed on return
         for _ in range(3):
@@ -100,7 +101,8 @@ def test_freed_host_memory_is_reused_without_page_faults():
     in again; glibc's default (DWLIB_HOST_MEMORY=system) faults them all in on every call."""
     out = {}
     for mode in ("keep", "system"):
-        env = {**os.environ, "DWLIB_HOST_MEMORY": mode}
+        env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES" and not k.startswith("MALLOC_")}
+        env["DWLIB_HOST_MEMORY"] = mode
         proc = subprocess.run([sys.executable, "-c", HOST_MEMORY_PROBE], env=env, capture_output=True, text=True,
                               timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
@@ -109,6 +111,17 @@ def test_freed_host_memory_is_reused_without_page_faults():
     assert out["keep"]["kept"] is True and out["system"]["kept"] is False
     assert max(out["keep"]["faults"][1:]) < pages // 20, out  # reused: almost nothing faulted in again
     assert min(out["system"]["faults"][1:]) > pages // 2, out  # the default: faulted in again each time
+
+
+def test_train_sets_up_host_memory_first(corpus, tmp_path, monkeypatch):
+    """train() asks for the host-memory setting before anything else (here JAX already runs, so
+    the setting itself declines: see the probe above for what it does in a fresh process)."""
+    calls = []
+    monkeypatch.setattr(train_module, "configure_host_memory", lambda: calls.append("host") or False)
+    monkeypatch.setattr(train_module, "configure_cpu_devices", lambda: calls.append("devices"))
+    train(tiny(corpus, tmp_path, steps=2, eval_interval=0, checkpoint_interval=0), progress=False, verbose=False)
+    assert calls[:2] == ["host", "devices"]
+    assert train_module._jax_started() and "jax" in sys.modules
 
 
 def run_cli(capsys, *args):
