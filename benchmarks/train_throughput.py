@@ -267,12 +267,12 @@ def main(argv=None) -> int:
     if a.torch_alone:
         return torch_alone_main(a)
 
-    from dwlib.train import configure_cpu_devices, configure_host_memory
+    from dwlib.train import configure_host_memory, prepare_process
 
     # As dwlib.train.train does: freed host memory kept for reuse (the PyTorch reference, timed in
     # this process, runs under the same setting), one XLA device per core on a CPU.
-    kept = configure_host_memory()
-    configure_cpu_devices()
+    prepare_process()
+    kept = configure_host_memory()  # the outcome of the call in prepare_process
     import jax
 
     if jax.default_backend() == "gpu":

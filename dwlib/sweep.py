@@ -300,10 +300,9 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     """
     sweep = get_preset(sweep) if isinstance(sweep, str) else sweep
     require(isinstance(jobs, int) and jobs >= 1, f"jobs must be an integer >= 1, got {jobs!r}")
-    from dwlib.train import _check_out_dir, configure_cpu_devices, configure_host_memory
+    from dwlib.train import _check_out_dir, prepare_process
 
-    configure_host_memory()  # as dwlib.train.train does, before hardware() below starts JAX
-    configure_cpu_devices()
+    prepare_process()  # as dwlib.train.train does, before hardware() below starts JAX
     out = _check_out_dir(str(out))
     rows = plan(sweep, out, shard)
     todo = [r for r in rows if r["state"] != "done"][:limit]

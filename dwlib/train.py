@@ -139,21 +139,25 @@ def configure_host_memory() -> bool:
     """
     global _host_memory_kept
     if _host_memory_kept is None:
-        import ctypes
-
-        _host_memory_kept = False
-        glibc = hasattr(os, "confstr") and (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
-        if os.environ.get("DWLIB_HOST_MEMORY", "keep") == "system" or not glibc or _jax_started():
-            return False
-        try:
-            mallopt = ctypes.CDLL(None).mallopt
-        except (OSError, AttributeError):
-            return False
-        mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-        # M_TRIM_THRESHOLD -1 is SIZE_MAX once glibc converts it: never trim.
-        _host_memory_kept = all([mallopt(param, value) == 1 for param, value in (
-            (_M_ARENA_MAX, 1), (_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, -1))])
+        _host_memory_kept = _keep_host_memory()
     return _host_memory_kept
+
+
+def _keep_host_memory() -> bool:
+    """The mallopt calls of :func:`configure_host_memory`; whether all of them took."""
+    import ctypes
+
+    glibc = hasattr(os, "confstr") and (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    if os.environ.get("DWLIB_HOST_MEMORY", "keep") == "system" or not glibc or _jax_started():
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    # M_TRIM_THRESHOLD -1 is SIZE_MAX once glibc converts it: never trim.
+    return all([mallopt(param, value) == 1 for param, value in (
+        (_M_ARENA_MAX, 1), (_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, -1))])
 
 
 def _jax_started() -> bool:
@@ -165,6 +169,15 @@ def _jax_started() -> bool:
         return bool(xla_bridge.backends_are_initialized())
     except (ImportError, AttributeError):  # a JAX without this check: assume it has started
         return True
+
+
+def prepare_process() -> None:
+    """What must happen before JAX starts, in order: :func:`configure_host_memory`,
+    :func:`init_distributed` (multi-host runs), :func:`configure_cpu_devices`. Called by
+    :func:`train`, ``dwlib sweep`` and the throughput benchmark."""
+    configure_host_memory()
+    init_distributed()
+    configure_cpu_devices()
 
 
 def configure_cpu_devices() -> None:
@@ -214,8 +227,6 @@ def _check_out_dir(out_dir: str) -> Path:
     require(probe.is_dir(), f"output directory {str(path)!r} cannot be created: {str(probe)!r} is not a directory")
     require(os.access(probe, os.W_OK | os.X_OK), f"output directory {str(path)!r} is not writable")
     return path
-
-
 
 
 def _result_fields(config: dict) -> dict:
@@ -287,9 +298,7 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
     mcfg = cfg.model_config()
     cfg.heads = mcfg.heads
 
-    configure_host_memory()
-    init_distributed()
-    configure_cpu_devices()
+    prepare_process()
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
@@ -455,8 +464,6 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
     if verbose and lead and not progress:
         print(f"{status}: step {result['steps_done']}, eval loss {result['eval_loss']}", file=sys.stderr)
     return result
-
-
 
 
 # ---------------------------------------------------------------------------------------------

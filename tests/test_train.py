@@ -114,7 +114,7 @@ def test_freed_host_memory_is_reused_without_page_faults():
 
 
 def test_train_sets_up_host_memory_first(corpus, tmp_path, monkeypatch):
-    """train() asks for the host-memory setting before anything else (here JAX already runs, so
+    """train() asks for the host-memory setting before the devices are set up (here JAX already runs, so
     the setting itself declines: see the probe above for what it does in a fresh process)."""
     calls = []
     monkeypatch.setattr(train_module, "configure_host_memory", lambda: calls.append("host") or False)
