@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from dwlib import seprank
+from dwlib.core import seprank
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

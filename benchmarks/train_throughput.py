@@ -9,7 +9,7 @@ shapes (imported by path; override with --torch-reference) and prints the JAX/Py
 (> 1: dwlib is faster): of the best steps, and the median over rounds of the two steps' ratio
 ("paired"). The two steps alternate, one by one, so that a machine that slows down or speeds up
 during the measurement affects both sides alike. Both run under dwlib's host-memory setting
-(``dwlib.train.configure_host_memory``); ``--torch-alone`` times the reference by itself, in a
+(``dwlib.train.loop.configure_host_memory``); ``--torch-alone`` times the reference by itself, in a
 process of its own with the C library's default allocator, as a check that the setting does not
 flatter the comparison.
 
@@ -80,13 +80,13 @@ def dwlib_step(depth, width, heads, seq=SEQ, batch_size=BATCH, dtype="float32"):
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-    from dwlib.model import init_params
-    from dwlib.train import _OPTIMIZER_FIELDS, TrainConfig, data_devices, make_steps
+    from dwlib.train.model import init_params
+    from dwlib.train.loop import _OPTIMIZER_FIELDS, TrainConfig, data_devices, make_steps
 
     cfg = TrainConfig(depth=depth, width=width, heads=heads, vocab_size=VOCAB, seq_len=seq, batch_size=batch_size,
                       steps=1000, lr=1e-3, dtype=dtype)
     mcfg = cfg.model_config()
-    mesh = Mesh(np.array(data_devices(batch_size)), ("data",))  # as dwlib.train.train splits the batch
+    mesh = Mesh(np.array(data_devices(batch_size)), ("data",))  # as dwlib.train.loop.train splits the batch
     make_steps.cache_clear()  # the attention implementation is chosen at trace time
     _, _, _, train_step, _, init_opt = make_steps(mcfg, tuple(getattr(cfg, f) for f in _OPTIMIZER_FIELDS), mesh)
     params = jax.device_put(init_params(mcfg, 0)[1], NamedSharding(mesh, P()))
@@ -166,7 +166,7 @@ def fused_attention_error(batch=4, seq=GPU_SEQ, heads=12, head_size=64) -> float
     import jax
     import jax.numpy as jnp
 
-    from dwlib.attention import attend
+    from dwlib.core.attention import attend
 
     q, k, v = (jax.random.normal(jax.random.key(i), (batch, seq, heads, head_size), jnp.bfloat16) for i in range(3))
     fused = attend(q, k, v, causal=True).astype(jnp.float32)
@@ -178,7 +178,7 @@ def gpu_main(a) -> int:
     """The GPU target: (12, 768, 12), sequence 1024, bfloat16, as a share of the bf16 peak."""
     import jax
 
-    from dwlib.attention import fused_available
+    from dwlib.core.attention import fused_available
 
     depth, width, heads = GPU_SHAPE
     kind = jax.devices()[0].device_kind
@@ -267,9 +267,9 @@ def main(argv=None) -> int:
     if a.torch_alone:
         return torch_alone_main(a)
 
-    from dwlib.train import configure_host_memory, prepare_process
+    from dwlib.train.loop import configure_host_memory, prepare_process
 
-    # As dwlib.train.train does: freed host memory kept for reuse (the PyTorch reference, timed in
+    # As dwlib.train.loop.train does: freed host memory kept for reuse (the PyTorch reference, timed in
     # this process, runs under the same setting), one XLA device per core on a CPU.
     prepare_process()
     kept = configure_host_memory()  # the outcome of the call in prepare_process

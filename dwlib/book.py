@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
-from dwlib import env, plots
+from dwlib import env
+
+from dwlib.viz import render as plots
 
 COLAB_INSTALL = "dwlib @ git+https://github.com/dwbook/depth-width-interplay"
 

@@ -19,11 +19,11 @@ from dwlib.errors import InputError
 # Modules that contribute subcommands, in the order they are listed by --help.
 COMMAND_MODULES = (
     "dwlib.env",
-    "dwlib.bounds",
-    "dwlib.seprank",
-    "dwlib.train",
-    "dwlib.sweep",
-    "dwlib.guidelines",
+    "dwlib.core.bounds",
+    "dwlib.core.seprank",
+    "dwlib.train.loop",
+    "dwlib.experiments.sweep",
+    "dwlib.core.fit",
 )
 
 

@@ -5,6 +5,8 @@ with a one-line message naming the condition that failed; the command line print
 line and exits with status 2.
 """
 
+import numbers
+
 
 class InputError(ValueError):
     """Bad input: the message says which condition failed, in one line."""
@@ -19,8 +21,6 @@ def require(condition: bool, message: str) -> None:
 def require_int(name: str, value, minimum: int = 1) -> int:
     """``value`` as an int, or InputError unless it is an integer (Python or NumPy, not a bool)
     of at least ``minimum``."""
-    import numbers
-
     require(isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= minimum,
             f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)

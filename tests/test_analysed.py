@@ -1,4 +1,4 @@
-"""dwlib.analysed: eq. (3) against a loop over its sums, eqs. (1)-(2), homogeneity of degree
+"""dwlib.core.analysed: eq. (3) against a loop over its sums, eqs. (1)-(2), homogeneity of degree
 3^L, the count C = (3^L - 1)/2 of eq. (4), dtypes, and input validation."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dwlib import analysed as A
+from dwlib.core import analysed as A
 from dwlib.errors import InputError
 
 KEY = jax.random.PRNGKey(0)

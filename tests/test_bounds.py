@@ -1,4 +1,4 @@
-"""dwlib.bounds: eqs. (7) and (8) at hand-derived points, shape of the bounds, extremes,
+"""dwlib.core.bounds: eqs. (7) and (8) at hand-derived points, shape of the bounds, extremes,
 Corollaries 1 and 2, the command line, and the bounds charts and explorer."""
 
 from __future__ import annotations
@@ -14,7 +14,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from dwlib import bounds, plots, widgets
+from dwlib.core import bounds
+
+from dwlib.viz import render as plots
+
+from dwlib.viz import widgets
 from dwlib.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]

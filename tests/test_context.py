@@ -1,4 +1,4 @@
-"""Rank collapse and induction heads (dwlib.context), and the tables quoted in the Context chapter."""
+"""Rank collapse and induction heads (dwlib.experiments.context), and the tables quoted in the Context chapter."""
 
 import math
 
@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dwlib import context
+from dwlib.experiments import context
 from dwlib.errors import InputError
 
 

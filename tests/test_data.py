@@ -1,4 +1,4 @@
-"""Corpora, tokenizer cache, split and windows of dwlib.data (no network, tiny corpora)."""
+"""Corpora, tokenizer cache, split and windows of dwlib.train.data (no network, tiny corpora)."""
 
 import json
 import random
@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from dwlib import data
+from dwlib.train import data
 from dwlib.errors import InputError
 
 WORDS = "the of and to a in that is was he for it with as his on be at by had Congress nation".split()

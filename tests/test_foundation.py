@@ -12,7 +12,11 @@ import altair as alt
 import pandas as pd
 import pytest
 
-from dwlib import book, env, plots, widgets
+from dwlib import book, env
+
+from dwlib.viz import render as plots
+
+from dwlib.viz import widgets
 from dwlib.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,7 +149,7 @@ def test_colab_install_cells_point_at_the_configured_repository():
 def test_files_are_written_whole_and_leave_no_temporary_behind(tmp_path, monkeypatch):
     import json as _json
 
-    from dwlib import files
+    from dwlib import store as files
 
     path = files.write_json(tmp_path / "a.json", {"x": [1, 2]}, indent=None)
     assert path.read_text() == '{"x": [1, 2]}\n'

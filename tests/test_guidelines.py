@@ -1,4 +1,4 @@
-"""Tests of dwlib.guidelines: the depth-to-width fit, practical shapes, verdicts, fits from
+"""Tests of dwlib.core.fit: the depth-to-width fit, practical shapes, verdicts, fits from
 transitions, the GPT-3 table, real-model shapes and the ``dwlib advise`` command."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import dwlib.cli as cli
-from dwlib import guidelines as g
-from dwlib import plots
+from dwlib.core import fit as g
+from dwlib.viz import render as plots
 from dwlib.errors import InputError
 
 BIB = Path(__file__).resolve().parents[1] / "book" / "references.bib"
@@ -330,7 +330,7 @@ def test_models_json_and_bibliography():
 def advise(monkeypatch, capsys):
     """Run ``dwlib advise ARGS`` through dwlib.cli.main with only this module's commands (so
     the test does not depend on other modules' subcommands); return (status, out, err)."""
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("dwlib.guidelines",))
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("dwlib.core.fit",))
 
     def run(*argv):
         try:
@@ -463,7 +463,7 @@ def test_optimal_curve():
 
 
 def test_models_chart():
-    from dwlib import plots
+    from dwlib.viz import render as plots
 
     models = g.load_models() + g.gpt3_table()
     chart = g.models_chart(models)
@@ -520,7 +520,7 @@ def test_models_chart_default_models_and_other_fit():
 
 
 def test_advisor_chart_spec():
-    from dwlib import plots
+    from dwlib.viz import render as plots
 
     fit = g.Fit(4.5, 0.06)
     chart = g.advisor_chart(fit=fit, models=g.load_models(), budget=1e9)
@@ -569,7 +569,7 @@ def test_guidelines_import_needs_no_plotting_or_widgets():
     import subprocess
     import sys
 
-    code = ("import sys, dwlib.guidelines; "
+    code = ("import sys, dwlib.core.fit; "
             "print([m for m in ('altair', 'ipywidgets', 'pandas') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -1,4 +1,4 @@
-"""The decoder of dwlib.model: parameter counts, initial loss, head rule, attention."""
+"""The decoder of dwlib.train.model: parameter counts, initial loss, head rule, attention."""
 
 import math
 from types import SimpleNamespace
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from dwlib.attention import attend
+from dwlib.core.attention import attend
 from dwlib.errors import InputError
-from dwlib.model import (Decoder, ModelConfig, count_parameters, default_heads, init_params,
+from dwlib.train.model import (Decoder, ModelConfig, count_parameters, default_heads, init_params,
                          loss_fn, parameter_counts)
 
 
@@ -55,7 +55,7 @@ def test_initial_loss_is_close_to_log_vocabulary_in_float32_and_bfloat16():
 def test_hand_written_gradients_match_autodiff():
     """layer_norm, cross_entropy, unembed_cross_entropy, dense, gelu and softmax attention carry custom
     VJPs (for CPU speed)."""
-    from dwlib.model import cross_entropy, dense, gelu, layer_norm, qkv_heads, unembed_cross_entropy
+    from dwlib.train.model import cross_entropy, dense, gelu, layer_norm, qkv_heads, unembed_cross_entropy
 
     keys = iter(jax.random.split(jax.random.key(0), 32))
     x = 3 * jax.random.normal(next(keys), (3, 5, 8)) + 1
@@ -157,7 +157,7 @@ def test_fused_attention_path(monkeypatch):
     """On a GPU in bfloat16 softmax attention goes to cuDNN through jax.nn.dot_product_attention.
     Here (CPU) the rule is checked with the backend faked, and the layout handling around the
     call with XLA's implementation standing in for cuDNN's; the device run compares cuDNN itself."""
-    from dwlib import attention
+    from dwlib.core import attention
 
     bf16 = jnp.bfloat16
     assert not attention.fused_available(bf16, 64) and attention.preferred_layout(bf16, 64) == "HND"  # CPU
@@ -194,7 +194,7 @@ def test_fused_attention_path(monkeypatch):
 def test_the_decoder_gives_the_same_loss_and_gradients_in_both_attention_layouts(monkeypatch):
     """The position-major (GPU fused attention's) and head-major layouts of the decoder's q, k, v
     compute the same function; the position-major one is forced here with dwlib's attention."""
-    import dwlib.model as model_lib
+    import dwlib.train.model as model_lib
 
     cfg = ModelConfig(vocab_size=50, seq_len=16, depth=2, width=32, heads=4)
     graphdef, params = init_params(cfg)

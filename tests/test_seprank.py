@@ -1,4 +1,4 @@
-"""dwlib.seprank: exact grid-matrix ranks against closed forms, GF(p) arithmetic, floating point
+"""dwlib.core.seprank: exact grid-matrix ranks against closed forms, GF(p) arithmetic, floating point
 against exact, Proposition 1, the polynomial-space bound, bad inputs and the command line."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dwlib import analysed as A
-from dwlib import seprank as S
+from dwlib.core import analysed as A
+from dwlib.core import seprank as S
 from dwlib.errors import InputError
 
 P = S.PRIMES[0]

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from dwlib import cli
-from dwlib import sweep as sw
+from dwlib.experiments import sweep as sw
 from dwlib.errors import InputError
 
 def tiny_sweep(corpus, seeds=(0,)):

@@ -1,4 +1,4 @@
-"""The trainer of dwlib.train: overfitting, exact resume, data parallelism, divergence, CLI errors."""
+"""The trainer of dwlib.train.loop: overfitting, exact resume, data parallelism, divergence, CLI errors."""
 
 import json
 import os
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from dwlib import cli
-from dwlib import train as train_module
+from dwlib.train import loop as train_module
 from dwlib.errors import InputError
-from dwlib.train import TrainConfig, train
+from dwlib.train.loop import TrainConfig, train
 
 
 def tiny(corpus, tmp_path, **kw):
@@ -56,7 +56,7 @@ def test_eight_devices_give_the_losses_of_one(corpus, tmp_path):
     """The batch split over 8 simulated CPU devices computes what one device computes."""
     script = textwrap.dedent(f"""
         import json, jax
-        from dwlib.train import TrainConfig, train
+        from dwlib.train.loop import TrainConfig, train
         cfg = TrainConfig(depth=1, width=32, vocab_size=300, seq_len=32, batch_size=8, steps=6, lr=3e-3,
                           eval_interval=3, eval_batches=2, corpus={corpus!r})
         r = train(cfg, progress=False, verbose=False)
@@ -76,7 +76,7 @@ def test_eight_devices_give_the_losses_of_one(corpus, tmp_path):
 
 HOST_MEMORY_PROBE = textwrap.dedent("""
     import ctypes, json, resource, threading
-    from dwlib.train import configure_host_memory
+    from dwlib.train.loop import configure_host_memory
     kept = configure_host_memory()
     libc, size, faults = ctypes.CDLL(None), 96 << 20, []
     libc.prctl(41, 1, 0, 0, 0)  # PR_SET_THP_DISABLE: 4 KB pages even where huge pages are always on
@@ -151,7 +151,7 @@ def test_bad_input_gives_one_line_and_status_2(corpus, tmp_path, capsys, monkeyp
     cases.append((["--corpus", str(tmp_path / "empty.txt")], "empty"))
     (tmp_path / "file").write_text("x")
     cases.append((["--corpus", corpus, "--out", str(tmp_path / "file" / "sub")], "not a directory"))
-    monkeypatch.setattr("dwlib.data._hub_reachable", lambda timeout=5.0: False)
+    monkeypatch.setattr("dwlib.train.data._hub_reachable", lambda timeout=5.0: False)
     cases.append((["--corpus", "wikitext-103"], "needs network access"))
     for args, message in cases:
         if message is None:

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from dwlib import transition as tr
+from dwlib.experiments import transition as tr
 from dwlib.errors import InputError
 
 BUDGETS = [1e4, 1e5, 1e6, 1e7]
@@ -106,7 +106,7 @@ def test_spread_across_depths_compares_depth_with_a_doubling_of_size():
 
 
 def test_charts_carry_the_pairs_and_transitions_for_the_static_page():
-    from dwlib import plots
+    from dwlib.viz import render as plots
 
     f = {1: lambda x: 5 - 0.5 * x, 2: lambda x: 5 - 0.5 * x + 0.25 * (5.5 - x),
          4: lambda x: 5 - 0.5 * x + 0.25 * (5.5 - x) + 0.25 * (6.0 - x)}

@@ -9,9 +9,9 @@ A sweep here is plain data:
   actually gives (recorded, since rounding moves it);
 - a :class:`Sweep` adds the seeds and the training settings shared by every run; ``PRESETS``
   holds ``mini`` (a 2-core CPU) and ``paper`` (GPU / TPU);
-- every run is keyed by a hash of the result-relevant part of its :class:`~dwlib.train.TrainConfig`
+- every run is keyed by a hash of the result-relevant part of its :class:`~dwlib.train.loop.TrainConfig`
   (:func:`run_key`) and trains in ``<out>/runs/<key>/``; a run that finished is never redone, a
-  killed one resumes from its checkpoint (:func:`dwlib.train.train` does both);
+  killed one resumes from its checkpoint (:func:`dwlib.train.loop.train` does both);
 - ``shard=(i, n)`` takes every n-th run, so that n machines sharing the output directory split
   one sweep without coordination;
 - :func:`collect` gathers the finished runs into ``results.jsonl``, one line per run: config,
@@ -33,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 from dwlib.errors import InputError, require
-from dwlib.files import write_json, write_lines, write_text
+from dwlib.store import write_json, write_lines, write_text
 
 PARAMS_PER_LAYER = 12  # N = 12 L d_x^2 (Kaplan et al. 2020; the paper's size measure)
 
@@ -103,7 +103,7 @@ def grid(depths, budgets, head_size: int = 16, min_width: int | None = None) -> 
 class Sweep:
     """A grid of (depth, budget), seeds, and the training settings every run shares.
 
-    ``train`` holds :class:`~dwlib.train.TrainConfig` fields (all but depth, width, heads,
+    ``train`` holds :class:`~dwlib.train.loop.TrainConfig` fields (all but depth, width, heads,
     seed and out_dir). Training length is given in tokens (``tokens_per_run``), identical for
     every point, so that runs of one budget see the same data whatever their shape.
     """
@@ -123,7 +123,7 @@ class Sweep:
 
     def steps(self) -> int:
         """Optimizer steps per run: tokens_per_run / (batch_size x seq_len), rounded up."""
-        from dwlib.train import TrainConfig
+        from dwlib.train.loop import TrainConfig
 
         base = TrainConfig(**self.train)
         return max(1, math.ceil(self.tokens_per_run / (base.batch_size * base.seq_len)))
@@ -132,7 +132,7 @@ class Sweep:
         """Every run's TrainConfig (without out_dir), seed by seed: every point (at every
         learning rate of ``lrs``) with the first seed, then with the next, so that a sweep cut
         short has whole grids of fewer seeds rather than some points with none."""
-        from dwlib.train import TrainConfig
+        from dwlib.train.loop import TrainConfig
 
         steps = self.steps()
         lrs = [{"lr": lr} for lr in self.lrs] or [{}]
@@ -242,7 +242,7 @@ def shard_of(items: list, shard: tuple[int, int]) -> list:
 
 def git_commit() -> str | None:
     """The repository's HEAD commit (with '+dirty' for uncommitted changes), or None."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                               timeout=10, check=True).stdout.strip()
@@ -300,9 +300,9 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     """
     sweep = get_preset(sweep) if isinstance(sweep, str) else sweep
     require(isinstance(jobs, int) and jobs >= 1, f"jobs must be an integer >= 1, got {jobs!r}")
-    from dwlib.train import _check_out_dir, prepare_process
+    from dwlib.train.loop import _check_out_dir, prepare_process
 
-    prepare_process()  # as dwlib.train.train does, before hardware() below starts JAX
+    prepare_process()  # as dwlib.train.loop.train does, before hardware() below starts JAX
     out = _check_out_dir(str(out))
     rows = plan(sweep, out, shard)
     todo = [r for r in rows if r["state"] != "done"][:limit]
@@ -329,7 +329,7 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
 
 def _train_one(task) -> dict:
     """Train one run of a sweep (``task`` = (TrainConfig fields, sweep metadata)); return its record."""
-    from dwlib.train import TrainConfig, train
+    from dwlib.train.loop import TrainConfig, train
 
     fields, meta = task
     t0 = time.perf_counter()
@@ -417,7 +417,7 @@ def replay(rec: dict, steps: int = 100, cache_dir: str | None = None) -> dict:
     """
     import tempfile
 
-    from dwlib.train import TrainConfig, train
+    from dwlib.train.loop import TrainConfig, train
 
     require(isinstance(steps, int) and steps >= 1, f"steps must be a positive integer, got {steps!r}")
     cfg = TrainConfig(**{**rec["config"], "cache_dir": cache_dir})
@@ -455,7 +455,7 @@ def publish(out: str | os.PathLike, name: str) -> Path:
     ``results/`` folder is absent, reads the stored sweep with :func:`stored_results`."""
     require(name.replace("-", "").replace("_", "").isalnum(), f"a stored sweep needs a plain name, got {name!r}")
     src = collect(out)
-    dest = Path(__file__).resolve().parent / "data" / "sweeps" / f"{name}.jsonl"
+    dest = Path(__file__).resolve().parents[1] / "data" / "sweeps" / f"{name}.jsonl"
     dest.parent.mkdir(parents=True, exist_ok=True)
     return write_text(dest, src.read_text(encoding="utf-8"))
 

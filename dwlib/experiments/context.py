@@ -1,7 +1,7 @@
 """What depth buys beyond the paper: rank collapse and induction heads, computed small.
 
 Two demonstrations for the book's "Context" chapter, both built on dwlib's attention
-(:func:`dwlib.attention.attend`) and the Transformer pieces of :mod:`dwlib.analysed`:
+(:func:`dwlib.core.attention.attend`) and the Transformer pieces of :mod:`dwlib.core.analysed`:
 
 - **Rank collapse** [dong2021attention]: stacking pure softmax self-attention layers drives the
   token representations X (N x d_x) towards a matrix 1 x^T whose rows are all equal.
@@ -32,11 +32,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dwlib.analysed import (check_shape, feed_forward, init_transformer_params, layer_norm, project,
+from dwlib.core.analysed import (check_shape, feed_forward, init_transformer_params, layer_norm, project,
                             self_attention, transformer_layer)
-from dwlib.attention import weights as attention_weights
+from dwlib.core.attention import weights as attention_weights
 from dwlib.errors import require, require_int
-from dwlib.files import write_json
+from dwlib.store import write_json
 
 # ---------------------------------------------------------------------------------------------
 # Rank collapse
@@ -79,7 +79,7 @@ def collapse_curves(depth: int = 24, width: int = 64, heads: int = 4, n_position
     """Relative rank residual of the token representations after each of ``depth`` layers.
 
     Random Gaussian tokens (N x d_x, unit variance) pass through ``depth`` layers with random
-    weights (:func:`dwlib.analysed.init_transformer_params`, the same weights for every
+    weights (:func:`dwlib.core.analysed.init_transformer_params`, the same weights for every
     variant). Returns one record per (variant, layer l = 0..depth) with the residual of
     :func:`rank_residual`; layer 0 is the input. Computed in float64.
     """
@@ -124,7 +124,7 @@ def store_collapse_grid(path: str | Path | None = None) -> Path:
     """Compute :func:`collapse_grid` at :data:`COLLAPSE_GRID` and store it (default: the
     packaged data file the book's chart reads; a minute or so on two CPU cores)."""
     rows = collapse_grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in COLLAPSE_GRID.items()})
-    path = Path(path) if path else Path(__file__).parent / "data" / COLLAPSE_FILE
+    path = Path(path) if path else Path(__file__).resolve().parents[1] / "data" / COLLAPSE_FILE
     for r in rows:
         r["residual"] = float(f"{r['residual']:.4g}")  # four significant digits keep the file small
     return write_json(path, {"settings": COLLAPSE_GRID, "rows": rows}, indent=None)
@@ -301,7 +301,7 @@ INDUCTION_FILE = "context_induction.json"
 
 def save_induction(result: dict, path: str | Path | None = None) -> Path:
     """Write a :func:`train_induction` result (default: the packaged data file)."""
-    path = Path(path) if path else Path(__file__).parent / "data" / INDUCTION_FILE
+    path = Path(path) if path else Path(__file__).resolve().parents[1] / "data" / INDUCTION_FILE
     return write_json(path, result, indent=1)
 
 
@@ -329,7 +329,7 @@ def quoted_table(name: str):
 
 
 # ---------------------------------------------------------------------------------------------
-# Charts (Altair; drawn offline by dwlib.plots' renderer)
+# Charts (Altair; drawn offline by dwlib.viz.render' renderer)
 
 def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
     """The rank residual through depth for every variant, with two sliders bound to
@@ -338,7 +338,7 @@ def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
     import altair as alt
     import pandas as pd
 
-    from dwlib.plots import slider
+    from dwlib.viz.render import slider
 
     df = pd.DataFrame(rows)
     df = df[df["residual"] > floor]

@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dwlib import data as data_lib
+from dwlib.train import data as data_lib
 from dwlib.errors import InputError, require
-from dwlib.files import write_json, write_lines
+from dwlib.store import write_json, write_lines
 
 # Config fields that do not change what a run computes (so a resumed run may differ in them).
 _NON_RESULT_FIELDS = ("out_dir", "cache_dir", "checkpoint_interval")
@@ -53,7 +53,7 @@ class TrainConfig:
 
     depth: int = 2
     width: int = 128
-    heads: int | None = None  # None: dwlib.model.default_heads(width)
+    heads: int | None = None  # None: dwlib.train.model.default_heads(width)
     vocab_size: int = 1000
     seq_len: int = 128
     batch_size: int = 16
@@ -74,7 +74,7 @@ class TrainConfig:
     cache_dir: str | None = None  # tokenizer cache; None: $DWLIB_CACHE or ~/.cache/dwlib
 
     def model_config(self):
-        from dwlib.model import ModelConfig
+        from dwlib.train.model import ModelConfig
 
         return ModelConfig(vocab_size=self.vocab_size, seq_len=self.seq_len, depth=self.depth, width=self.width,
                            heads=self.heads, tied=self.tied, dtype=self.dtype)
@@ -263,7 +263,7 @@ def make_steps(mcfg, opt_fields: tuple, mesh):
     import optax
     from jax.sharding import NamedSharding, PartitionSpec as P
 
-    from dwlib.model import abstract_params, loss_fn as model_loss
+    from dwlib.train.model import abstract_params, loss_fn as model_loss
 
     graphdef, abstract = abstract_params(mcfg)
     tx, schedule = make_optimizer(TrainConfig(**dict(zip(_OPTIMIZER_FIELDS, opt_fields))), abstract)
@@ -302,7 +302,7 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-    from dwlib.model import init_params, parameter_counts
+    from dwlib.train.model import init_params, parameter_counts
 
     devices = data_devices(cfg.batch_size)
     n_dev = len(devices)

@@ -3,7 +3,7 @@
 Levine et al. (2020), section 2 [levine2020depth]. Both are plain functions over a params
 pytree (a list with one dict of weight arrays per layer), vectorised over positions and heads,
 with attention dimension d_a = d_x / H. Both compute attention with
-:func:`dwlib.attention.attend`, the one attention computation of dwlib: the analysed network
+:func:`dwlib.core.attention.attend`, the one attention computation of dwlib: the analysed network
 with ``normalize=None`` (the raw bilinear score of eq. 3), the Transformer layer with
 ``normalize="softmax"`` (eq. 1).
 
@@ -11,7 +11,7 @@ with ``normalize=None`` (the raw bilinear score of eq. 3), the Transformer layer
   optionally with a residual connection (the paper's appendix). Without the residual it is a
   homogeneous polynomial of degree 3^L in its input; :func:`homogeneity_residual` measures
   how far a forward pass is from y(t x) = t^(3^L) y(x). With ``modulus=p`` the same forward
-  pass runs over the field GF(p) (:func:`mod_einsum`), for the exact ranks of :mod:`dwlib.seprank`.
+  pass runs over the field GF(p) (:func:`mod_einsum`), for the exact ranks of :mod:`dwlib.core.seprank`.
 - :func:`init_transformer_params`, :func:`transformer_forward`: eqs. (1)-(2): softmax
   attention, residual, LayerNorm, ReLU feed-forward, LayerNorm between layers.
 - :func:`expansion_terms`, :func:`count_terms`: the counting behind C = (3^L - 1)/2 of eq. (4),
@@ -32,7 +32,7 @@ from typing import Sequence
 import jax
 import jax.numpy as jnp
 
-from dwlib.attention import attend
+from dwlib.core.attention import attend
 from dwlib.errors import InputError, require, require_int
 
 WEIGHT_NAMES = ("q", "k", "v", "o")

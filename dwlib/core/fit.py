@@ -785,12 +785,12 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     :func:`load_models`).  Models of the same shape are drawn as one point (the label shows at
     most two names, the tooltip all).  Verdicts are computed with ``fit``/``rel_tol``/
     ``abs_tol`` (so the colours match the curve and band).  Labels are placed so as not to
-    overlap (:func:`dwlib.plots.place_labels`).
+    overlap (:func:`dwlib.viz.render.place_labels`).
     """
     import altair as alt
     import pandas as pd
 
-    from dwlib import plots
+    from dwlib.viz import render as plots
 
     models = load_models(fit, rel_tol, abs_tol) if models is None else list(models)
     lo, hi = (float(v) for v in _positive(budget_range, "budget_range").ravel())
@@ -894,7 +894,7 @@ def advisor_chart(fit: Fit = AUTHORS_FIT, models=None, head_size: int = DEFAULT_
     import altair as alt
     import pandas as pd
 
-    from dwlib.plots import slider
+    from dwlib.viz.render import slider
 
     lo, hi = (float(x) for x in _positive(budget_range, "budget_range").ravel())
     require(hi > lo, f"budget_range must be increasing, got {budget_range!r}")
@@ -1008,7 +1008,7 @@ def advisor_widget(budget: float = 175e9, head_size: int = DEFAULT_HEAD_SIZE,
     head size; the panel shows :func:`advisor_html` for the current values."""
     import ipywidgets as widgets
 
-    from dwlib.widgets import explorer, log_slider
+    from dwlib.viz.widgets import explorer, log_slider
 
     sizes = sorted({32, 64, 96, 128, 160, 192, 256, _head_size(head_size)})
     head = widgets.Dropdown(options=sizes, value=int(head_size), description="head size",

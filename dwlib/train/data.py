@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from dwlib.errors import InputError, require
-from dwlib.files import write_text
+from dwlib.store import write_text
 
 ONLINE = {
     # name: (datasets path, config, split); read by _online_documents

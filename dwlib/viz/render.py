@@ -40,7 +40,7 @@ _TEMPLATE = jinja2.Template(
   if (typeof vegaEmbed !== "undefined") { draw(); return; }
   // Never fetched from the network: the book's pages bring vegaEmbed with them.
   el.innerHTML = '<pre class="dw-chart-error">Vega-Embed is not on this page: in a live kernel, ' +
-    'call dwlib.plots.enable(live=True) and display the chart again.</pre>';
+    'call dwlib.viz.render.enable(live=True) and display the chart again.</pre>';
 })({{ spec }}, {{ embed_options }});
 </script>
 """
@@ -156,7 +156,7 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     import numpy as np
     import pandas as pd
 
-    from dwlib.bounds import depth_threshold
+    from dwlib.core.bounds import depth_threshold
 
     lo, hi = width_range
     widths = np.geomspace(lo, hi, 120)
@@ -228,7 +228,7 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
 
 def bounds_chart(widths=(64, 256, 1024, 4096), heads=8, depth_range=(1.0, 24.0), step=0.05, coarse=0.5):
     """log3 sep bounds against depth for several widths (eqs. 7 and 8), computed by
-    :func:`dwlib.bounds.separation_rank_bounds` on a grid of depths.
+    :func:`dwlib.core.bounds.separation_rank_bounds` on a grid of depths.
 
     Each width gets a colour; solid lines are lower bounds, dashed lines upper bounds; the
     band between them is shaded. Depths on the threshold L = log3 d_x (where neither theorem
@@ -239,7 +239,7 @@ def bounds_chart(widths=(64, 256, 1024, 4096), heads=8, depth_range=(1.0, 24.0),
     import numpy as np
     import pandas as pd
 
-    from dwlib.bounds import depth_threshold, separation_rank_bounds
+    from dwlib.core.bounds import depth_threshold, separation_rank_bounds
 
     top = min(float(depth_threshold(float(max(widths)))), depth_range[1])
     depths = np.unique(np.round(np.concatenate([
@@ -277,11 +277,11 @@ def _log3(e: str) -> str:
 def vega_bound_expressions(L: str = "datum.depth", w: str = "pow(10, log10_width)", H: str = "heads") -> dict:
     """Vega expressions of the four bounds, in the names of the chart's parameters.
 
-    The same formulas as :mod:`dwlib.bounds` (eqs. 7 and 8), written in Vega's expression
+    The same formulas as :mod:`dwlib.core.bounds` (eqs. 7 and 8), written in Vega's expression
     language (which is also valid Python given ``pow`` and ``log``: the tests evaluate them
-    and compare with dwlib.bounds).
+    and compare with dwlib.core.bounds).
     """
-    from dwlib.bounds import C2_FACTOR, LOG3_2
+    from dwlib.core.bounds import C2_FACTOR, LOG3_2
 
     return {
         "t1_lower": f"pow(3, {L} - 2) * ({_log3(f'{w} - {H}')} - {L} + 2 - {LOG3_2!r})",

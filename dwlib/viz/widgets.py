@@ -45,7 +45,7 @@ def explorer(render: Callable[..., str], **controls: widgets.ValueWidget) -> wid
 def threshold_explorer(width: int = 1024, depth: int = 6) -> widgets.VBox:
     """Width and depth sliders; the panel shows L_th = log3(d_x), the regime of (L, d_x) and
     the number C = (3^L - 1)/2 of position indices summed in eq. (4)."""
-    from dwlib.bounds import depth_threshold, regime
+    from dwlib.core.bounds import depth_threshold, regime
 
     def render(width: float, depth: int) -> str:
         d_x = int(round(width))
@@ -71,7 +71,7 @@ def bounds_panel(width: int, heads: int, depth: int, shallow_depth: int) -> str:
     import html
     import math
 
-    from dwlib import bounds
+    from dwlib.core import bounds
     from dwlib.errors import InputError
 
     try:
@@ -122,9 +122,9 @@ def bounds_explorer(width: int = 1024, heads: int = 16, depth: int = 6, shallow_
 
 def collapse_explorer(depth: int = 12, width: int = 64, heads: int = 4) -> widgets.VBox:
     """Depth, width and heads sliders; the panel recomputes the rank residual of
-    :func:`dwlib.context.collapse_curves` for every variant at a few depths (rank collapse,
+    :func:`dwlib.experiments.context.collapse_curves` for every variant at a few depths (rank collapse,
     Dong et al. 2021)."""
-    from dwlib.context import VARIANTS, collapse_curves
+    from dwlib.experiments.context import VARIANTS, collapse_curves
 
     def render(depth: int, width: int, heads: int) -> str:
         if width % heads:

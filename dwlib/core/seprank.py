@@ -7,7 +7,7 @@ a matrix M(y) whose rows are indexed by the templates at the positions in A and 
 by those in B. A sum of R separable products gives a sum of R rank-one matrices, so
 rank M(y) <= sep(y; A, B). This module measures that rank.
 
-- :func:`grid_matrix`: M(y) for the analysed network (:func:`dwlib.analysed.forward`, with or
+- :func:`grid_matrix`: M(y) for the analysed network (:func:`dwlib.core.analysed.forward`, with or
   without residual), over GF(p) or in floating point, evaluated in jitted chunks so memory stays
   bounded; duplicate rows and columns (which the permutation symmetry of eq. 3 produces in
   numbers) are dropped, which leaves the rank unchanged.
@@ -41,12 +41,12 @@ import numpy as np
 
 from dwlib.errors import require, require_int
 
-# Primes just below 2^31 (2^31 - 1 is a Mersenne prime); dwlib.analysed.mod_einsum needs p < 2^31.
+# Primes just below 2^31 (2^31 - 1 is a Mersenne prime); dwlib.core.analysed.mod_einsum needs p < 2^31.
 PRIMES = (2147483647, 2147483629, 2147483587)
 CHUNK = 1 << 15  # grid points evaluated per jitted call
 MAX_GRID_POINTS = 1 << 24
 MAX_MATRIX_SIDE = 4096
-DATA_PATH = Path(__file__).parent / "data" / "seprank.json"
+DATA_PATH = Path(__file__).resolve().parents[1] / "data" / "seprank.json"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -76,7 +76,7 @@ def check_partition(n_positions: int, part_a: Sequence[int] | None, balanced: bo
 
 
 def _check_shape(depth, width, heads, n_positions, position, entry):
-    from dwlib.analysed import check_shape
+    from dwlib.core.analysed import check_shape
 
     check_shape(depth, width, heads)
     require_int("positions", n_positions, 2)
@@ -112,7 +112,7 @@ def templates(n_templates: int, width: int, seed: int = 0, span: int | None = No
 
 def field_params(depth: int, width: int, heads: int, modulus: int, seed: int = 0) -> list[dict]:
     """Weights of the analysed network drawn uniformly from GF(p) (int64 in [0, p))."""
-    from dwlib.analysed import constant_params
+    from dwlib.core.analysed import constant_params
 
     rng = np.random.default_rng(seed)
     return [{k: np.asarray(rng.integers(0, modulus, size=v.shape), dtype=np.int64) for k, v in layer.items()}
@@ -122,7 +122,7 @@ def field_params(depth: int, width: int, heads: int, modulus: int, seed: int = 0
 def real_params(depth: int, width: int, heads: int, seed: int = 0) -> list[dict]:
     """Small non-zero integer weights in {-9, ..., 9}, as float64: exact in floating point
     while the outputs stay below 2^53 (used for the floating-point cross-check)."""
-    from dwlib.analysed import constant_params
+    from dwlib.core.analysed import constant_params
 
     rng = np.random.default_rng(seed)
     choices = np.array([v for v in range(-9, 10) if v], dtype=np.float64)
@@ -135,7 +135,7 @@ def _chunk_fn(n_positions, M, chunk, position, entry, residual, modulus, kind):
     import jax
     import jax.numpy as jnp
 
-    from dwlib import analysed
+    from dwlib.core import analysed
 
     powers = jnp.asarray([M ** (n_positions - 1 - k) for k in range(n_positions)], jnp.int64)
 
@@ -177,7 +177,7 @@ def grid_values(params, table, n_positions: int, position: int = 0, entry: int =
 def arrange(values: np.ndarray, M: int, n_positions: int, part_a, part_b, dedupe: bool = True) -> np.ndarray:
     """The grid values as the matrix M(y): rows indexed by the templates at the positions in A,
     columns by those in B. ``dedupe`` drops repeated rows and columns (same rank)."""
-    from dwlib.analysed import arrange_grid
+    from dwlib.core.analysed import arrange_grid
 
     mat = arrange_grid(values, M, part_a, part_b)
     if dedupe:
@@ -210,7 +210,7 @@ def rank_mod_p(matrix, modulus: int) -> int:
     """Rank over GF(p) of an integer matrix, by Gaussian elimination (each pivot eliminates all
     rows below it at once). Entries are reduced into [0, p); p < 2^31 keeps every product
     below 2^62."""
-    from dwlib.analysed import check_modulus
+    from dwlib.core.analysed import check_modulus
 
     check_modulus(modulus)
     a = np.array(matrix, dtype=np.int64) % modulus
@@ -344,7 +344,7 @@ def softmax_rank(depth: int, width: int, heads: int, n_positions: int, n_templat
     only floating-point ranks, at several relative tolerances."""
     import jax
 
-    from dwlib.analysed import check_shape, init_params
+    from dwlib.core.analysed import check_shape, init_params
 
     check_shape(depth, width, heads)
     part_a, part_b = check_partition(n_positions, part_a)
@@ -376,7 +376,7 @@ def function_rank(fn, n_positions: int, n_templates: int, width: int, part_a, mo
     table = templates(n_templates, width, template_seed)
     total = n_templates ** n_positions
     require(total <= MAX_GRID_POINTS, f"M^N = {n_templates}^{n_positions} grid points is too many (at most 2^24)")
-    from dwlib.analysed import grid_points
+    from dwlib.core.analysed import grid_points
 
     with jax.enable_x64(True):
         values = np.asarray(fn(jnp.asarray(grid_points(table, n_positions), jnp.int64))) % modulus
@@ -392,8 +392,8 @@ def partition_name(part_a, n_positions: int) -> str:
 def proposition1(depth: int, width: int, heads: int, n_positions: int, n_templates: int, position: int = 0,
                  **kw) -> list[dict]:
     """Exact ranks of the analysed network and of the local contrast
-    (:func:`dwlib.analysed.neighbour_pairs_function`) for every balanced partition."""
-    from dwlib.analysed import balanced_partitions, neighbour_pairs_function
+    (:func:`dwlib.core.analysed.neighbour_pairs_function`) for every balanced partition."""
+    from dwlib.core.analysed import balanced_partitions, neighbour_pairs_function
 
     rows = []
     for part_a in balanced_partitions(n_positions):
@@ -437,7 +437,7 @@ SWEEP_SHAPES = [(1, w) for w in range(1, 9)] + [(2, w) for w in range(1, 5)] + [
 
 
 def _bounds(depth, width, heads):
-    from dwlib.bounds import separation_rank_bounds
+    from dwlib.core.bounds import separation_rank_bounds
 
     b = separation_rank_bounds(depth, width, heads) if width > heads else None
     if b is None:
@@ -500,7 +500,7 @@ def sweep(quick: bool = False, log=print) -> dict:
 
 def write_sweep(result: dict, path: str | Path = DATA_PATH) -> Path:
     """Store a :func:`sweep` result (default: the packaged data file the chapter reads)."""
-    from dwlib.files import write_json
+    from dwlib.store import write_json
 
     return write_json(path, result, indent=1)
 

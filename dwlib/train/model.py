@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from dwlib.attention import attend, einsum_f32, preferred_layout
+from dwlib.core.attention import attend, einsum_f32, preferred_layout
 from dwlib.errors import require
 
 DTYPES = ("float32", "bfloat16")

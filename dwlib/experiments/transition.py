@@ -3,7 +3,7 @@
 Figure 2 of the paper compares a shallow and a deep network at equal non-embedding size
 N = 12 L d_x^2: at small N they tie (or the deep one loses), past a transition size the deep
 one wins, and the authors' summary states that this transition size grows exponentially with
-depth. This module turns the records of :mod:`dwlib.sweep` into that transition, with a
+depth. This module turns the records of :mod:`dwlib.experiments.sweep` into that transition, with a
 stated rule and its uncertainty, and fits its growth with depth.
 
 The rule (:func:`transition`). For each depth, the final held-out loss averaged over seeds is
@@ -289,12 +289,12 @@ def _pair_depth(t: dict, depth_of_pair: str) -> float:
 
 def fit_transitions(results: list[dict], depth_of_pair: str = "midpoint"):
     """Fit log(transition budget) against depth over the pairs that cross
-    (:func:`dwlib.guidelines.fit_from_transitions`); None with fewer than two crossings.
+    (:func:`dwlib.core.fit.fit_from_transitions`); None with fewer than two crossings.
 
     ``depth_of_pair``: 'midpoint' attaches a pair's transition to (L_s + L_d) / 2 (both tie
     there, so the optimum lies between them), 'deep' to L_d.
     """
-    from dwlib.guidelines import fit_from_transitions
+    from dwlib.core.fit import fit_from_transitions
 
     require(depth_of_pair in ("midpoint", "deep"), f"depth_of_pair must be 'midpoint' or 'deep', got {depth_of_pair!r}")
     crossed = [t for t in results if t["status"] == "crossing"]
@@ -357,7 +357,7 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, width: in
     import altair as alt
     import pandas as pd
 
-    from dwlib.plots import slider
+    from dwlib.viz.render import slider
 
     results = transitions(records) if results is None else results
     rows = [r for r in loss_table(records) if r["losses"]]
