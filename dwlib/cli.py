@@ -1,9 +1,9 @@
-"""The ``dwlib`` command line.
+"""The dwlib command line: every subcommand, its options and its output, in one place.
 
-Each subcommand lives in the module of the concept it serves; a module joins the command
-line by defining ``add_commands(subparsers)``, which registers its subparsers and sets a
-``run`` default taking the parsed arguments and returning an exit status.
-Bad input (:class:`dwlib.errors.InputError`) becomes one line on stderr and exit status 2.
+Each subcommand is a parser registered by one ``_add_*`` function below and a ``run`` default
+that calls the library and formats what it returns (text, or JSON with ``--json``). The
+library below never parses arguments or prints: it returns values and raises
+:class:`dwlib.errors.InputError`, which becomes one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -16,17 +16,6 @@ import sys
 
 from dwlib.errors import InputError
 
-# Modules that contribute subcommands, in the order they are listed by --help.
-COMMAND_MODULES = (
-    "dwlib.env",
-    "dwlib.core.bounds",
-    "dwlib.core.seprank",
-    "dwlib.train.loop",
-    "dwlib.experiments.sweep",
-    "dwlib.core.fit",
-)
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse prints usage plus the error; we print one line, exit 2 as argparse does."""
 
@@ -37,14 +26,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dwlib", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name == name:  # that module is not written yet; its commands are absent
-                continue
-            raise
-        module.add_commands(sub)
+    for add in (_add_env, _add_bounds, _add_seprank, _add_train, _add_sweep, _add_advise):
+        add(sub)
     return parser
 
 
@@ -65,3 +48,43 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``dwlib ... | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+
+
+def _legacy(module: str, sub) -> None:  # removed once every section below is moved here
+    importlib.import_module(module).add_commands(sub)
+
+
+# --- env (owner: bounds) ------------------------------------------------------------------
+
+def _add_env(sub) -> None:
+    _legacy("dwlib.env", sub)
+
+
+# --- bounds, corollary1 (owner: bounds) -----------------------------------------------------
+
+def _add_bounds(sub) -> None:
+    _legacy("dwlib.core.bounds", sub)
+
+
+# --- seprank (owner: seprank) ---------------------------------------------------------------
+
+def _add_seprank(sub) -> None:
+    _legacy("dwlib.core.seprank", sub)
+
+
+# --- train (owner: training) ----------------------------------------------------------------
+
+def _add_train(sub) -> None:
+    _legacy("dwlib.train.loop", sub)
+
+
+# --- sweep (owner: training) ----------------------------------------------------------------
+
+def _add_sweep(sub) -> None:
+    _legacy("dwlib.experiments.sweep", sub)
+
+
+# --- advise (owner: guidelines) -------------------------------------------------------------
+
+def _add_advise(sub) -> None:
+    _legacy("dwlib.core.fit", sub)

@@ -1,0 +1,182 @@
+"""The package's layers, checked from its source: what may import what, where UI and I/O live.
+
+dwlib is built in layers, each importing only those below it:
+
+    base         errors, fmt, store, env      (no dwlib imports above them)
+    core/        the paper's mathematics       (pure: no I/O, no UI)
+    train/       model, data, optimiser, step, loop, process set-up
+    experiments/ presets, sweeps, transitions, catalogues
+    viz/         charts and widgets            (the only place for altair and ipywidgets)
+    book, cli    the chapters' helpers and the command line (the only place for argparse)
+
+These tests read the import statements (``ast``), so they run without importing anything.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "dwlib"
+MAX_LINES = 450
+
+RANKS = {"core": 1, "train": 2, "experiments": 3, "viz": 4}
+BASE = {"__init__", "errors", "fmt", "store", "env"}
+TOP = {"book", "cli", "__main__"}
+UI_PACKAGES = {"altair", "ipywidgets", "argparse"}
+IO_MODULES = {"os", "sys", "pathlib", "json", "subprocess", "time", "tqdm", "importlib", "shutil",
+              "tempfile", "socket", "dwlib.store"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        name = ".".join(rel.parts)
+        out[name.removesuffix(".__init__")] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def rank(name: str) -> int:
+    parts = name.split(".")
+    if len(parts) == 1:
+        return 0
+    if parts[1] in RANKS:
+        return RANKS[parts[1]]
+    if parts[1] in BASE:
+        return 0
+    if parts[1] in TOP:
+        return 5
+    raise AssertionError(f"{name}: not in any layer (add it to test_layers.py's table)")
+
+
+def _imported(node) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if base == "dwlib" or base.startswith("dwlib."):
+            # ``from dwlib.core import bounds`` imports the module dwlib.core.bounds
+            return [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        return [base]
+    return []
+
+
+def _imports(path: Path) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """(module-level imports, imports inside functions), each as (line, module)."""
+    tree = ast.parse(path.read_text())
+    inner = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for n in ast.walk(fn):
+                if isinstance(n, (ast.Import, ast.ImportFrom)):
+                    inner.add(id(n))
+    top, lazy = [], []
+    for n in ast.walk(tree):
+        for mod in _imported(n):
+            (lazy if id(n) in inner else top).append((n.lineno, mod))
+    return top, lazy
+
+
+def _dwlib_target(mod: str) -> str | None:
+    if mod != "dwlib" and not mod.startswith("dwlib."):
+        return None
+    while mod not in MODULES:
+        mod = mod.rpartition(".")[0]
+    return mod
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_imports_point_down(name):
+    top, _ = _imports(MODULES[name])
+    upward = [f"line {line}: {mod}" for line, mod in top
+              if (t := _dwlib_target(mod)) and rank(t) > rank(name)]
+    assert not upward, f"{name} (layer {rank(name)}) imports a higher layer: {upward}"
+
+
+def test_no_import_cycle():
+    graph = {name: {t for _, mod in _imports(path)[0] if (t := _dwlib_target(mod)) and t != name}
+             for name, path in MODULES.items()}
+    # a package's __init__ importing its own modules is not a cycle through them
+    state: dict[str, int] = {}
+
+    def visit(node, stack):
+        state[node] = 1
+        for nxt in graph[node]:
+            if state.get(nxt) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(nxt):] + [nxt]))
+            if nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = 2
+
+    for name in graph:
+        if name not in state:
+            visit(name, [name])
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_imports_at_module_top(name):
+    """Imports sit at the top of modules; the only exceptions are optional heavy packages,
+    marked on the line with a ``# lazy:`` comment that says why (a measured import time)."""
+    path = MODULES[name]
+    lines = path.read_text().splitlines()
+    _, lazy = _imports(path)
+    hidden = [f"line {line}: {mod}" for line, mod in lazy
+              if _dwlib_target(mod) or "# lazy:" not in lines[line - 1]]
+    assert not hidden, f"{name}: imports inside functions: {hidden}"
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_ui_only_in_viz_and_cli(name):
+    if name.startswith("dwlib.viz") or name in ("dwlib.cli", "dwlib.book"):
+        return
+    top, lazy = _imports(MODULES[name])
+    ui = [f"line {line}: {mod}" for line, mod in top + lazy if mod.split(".")[0] in UI_PACKAGES]
+    assert not ui, f"{name} imports a UI or command-line package: {ui}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if rank(n) == 1))
+def test_core_is_pure(name):
+    top, lazy = _imports(MODULES[name])
+    io = [f"line {line}: {mod}" for line, mod in top + lazy
+          if mod in IO_MODULES or mod.split(".")[0] in IO_MODULES - {"dwlib.store"}]
+    assert not io, f"{name} (core) imports I/O: {io}"
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_size(name):
+    n = len(MODULES[name].read_text().splitlines())
+    assert n <= MAX_LINES, f"{name} has {n} lines (at most {MAX_LINES}): split it by concern"
+
+
+def test_library_never_locates_its_own_files():
+    """Only dwlib.store knows where the package lies on disk (and only for reading, or for the
+    publishing scripts); no other module builds paths from ``__file__``."""
+    users = [name for name, path in MODULES.items()
+             if name != "dwlib.store" and "__file__" in path.read_text()]
+    assert not users, f"modules that locate files through __file__: {users}"
+
+
+@pytest.mark.parametrize("notebook", sorted((ROOT / "book").glob("*.ipynb")), ids=lambda p: p.name)
+def test_notebooks_define_no_functions(notebook):
+    """Notebooks narrate and call: what they compute lives in dwlib."""
+    cells = json.loads(notebook.read_text())["cells"]
+    defined = []
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        try:
+            tree = ast.parse("".join(cell["source"]))
+        except SyntaxError:  # shell or magic lines (``!pip``, ``%%capture``)
+            continue
+        defined += [f"cell {i}: {n.name}" for n in ast.walk(tree)
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
+                    and not isinstance(n, ast.Lambda)]
+    assert not defined, f"{notebook.name} defines functions: {defined}"
