@@ -2,14 +2,17 @@
 """Training-step throughput of dwlib's decoder against the PyTorch reference, on this machine.
 
 For fixed shapes (vocabulary 1000, sequence 256, batch 16, float32, (L, d_x, H) in SHAPES) it
-prints, per shape: tokens/s, step time, achieved FLOP/s and their share of a matrix-product peak
-measured here by this script (a jitted 4096 x 1024 x 1024 float32 product). When
-torch is importable it also times ``../shared/bench/torch_reference.py``'s model (beside the repository) on the same
-shapes (imported by path; override with --torch-reference) and prints the JAX/PyTorch ratio
-(> 1: dwlib is faster): of the best steps, and the median over rounds of the two steps' ratio
-("paired"). The two steps alternate, one by one, so that a machine that slows down or speeds up
-during the measurement affects both sides alike. Both run under dwlib's host-memory setting
-(``dwlib.train.loop.configure_host_memory``); ``--torch-alone`` times the reference by itself, in a
+prints, per shape and per implementation of dwlib's decoder (``--ops``: "fast", the hand-written
+gradients of dwlib.train.fast, the headline; "plain", the plain Flax model that JAX
+differentiates, beside it; default both): tokens/s, step time, achieved FLOP/s and their share
+of a matrix-product peak measured here by this script (a jitted 4096 x 1024 x 1024 float32
+product). When torch is importable it also times the PyTorch reference of this directory,
+``torch_reference.py`` (imported by path; override with --torch-reference), on the same shapes
+and prints the dwlib/PyTorch ratio for each implementation (> 1: dwlib is faster): of the best
+steps, and the median over rounds of the two steps' ratio ("paired"). The steps alternate, one
+by one, so that a machine that slows down or speeds up during the measurement affects every
+side alike. All run under dwlib's host-memory setting
+(``dwlib.train.process.configure_host_memory``); ``--torch-alone`` times the reference by itself, in a
 process of its own with the C library's default allocator, as a check that the setting does not
 flatter the comparison.
 
@@ -23,9 +26,11 @@ On a GPU (JAX's default backend) it times instead the issue's GPU shape, (L, d_x
 (12, 768, 12), sequence 1024, bfloat16 compute, at the batch sizes of --gpu-batches; it measures
 the chip's bfloat16 matrix-product rate (8192^3, random operands), prints the share of it and of
 the datasheet's dense bf16 peak where the chip is known, times the same step with dwlib's own
-attention instead of cuDNN's fused kernel, and checks the fused kernel's output against float32.
+attention instead of cuDNN's fused kernel (and the plain model, with --ops plain or both), and
+checks the fused kernel's output against float32.
 
-Usage: python benchmarks/train_throughput.py [--steps 8] [--shapes 6,256,4 2,128,2] [--no-torch]
+Usage: python benchmarks/train_throughput.py [--steps 8] [--shapes 6,256,4 2,128,2] [--ops fast] [--no-torch]
+       python benchmarks/train_throughput.py --smoke      (smallest shape, 2 steps: checks that it runs)
        python benchmarks/train_throughput.py --torch-alone
        python benchmarks/train_throughput.py --gpu-batches 16 32 64     (on a GPU)
 """
@@ -48,12 +53,15 @@ GPU_SHAPE, GPU_SEQ = (12, 768, 12), 1024
 # Dense bfloat16 tensor-core peaks from the vendor's datasheets (SXM parts), FLOP/s, by a
 # substring of jax's device_kind. A lead, beside the rate this script measures.
 DATASHEET_BF16 = {"H200": 989.4e12, "H100": 989.4e12, "A100": 312e12}
-# The reference lives beside the repository: <parent of the repo>/shared/bench/torch_reference.py.
-TORCH_REFERENCE = str(Path(__file__).resolve().parents[2] / "shared" / "bench" / "torch_reference.py")
+TORCH_REFERENCE = str(Path(__file__).resolve().parent / "torch_reference.py")  # this project's, beside this file
+OPS = ("fast", "plain")
 
 
 def flops_per_token(vocab, seq, depth, width):
-    return 6 * (12 * depth * width * width + vocab * width) + 12 * depth * seq * width
+    """6 (12 L d^2 + V d) + 12 L T d, torch_reference.flops_per_token's formula."""
+    from dwlib.core.sizes import budget
+
+    return 6 * (budget(depth, width) + vocab * width) + 12 * depth * seq * width
 
 
 def matmul_peak(m=4096, k=1024, n=1024, repeats=10) -> float:
@@ -75,28 +83,25 @@ def _timed(fn) -> float:
     return time.perf_counter() - t0
 
 
-def dwlib_step(depth, width, heads, seq=SEQ, batch_size=BATCH, dtype="float32"):
+def dwlib_step(depth, width, heads, seq=SEQ, batch_size=BATCH, dtype="float32", ops="fast"):
     """A function that runs one training step of dwlib's jitted step (AdamW) and waits for it."""
-    import jax
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-
+    from dwlib.train.config import TrainConfig
     from dwlib.train.model import init_params
-    from dwlib.train.loop import _OPTIMIZER_FIELDS, TrainConfig, data_devices, make_steps
+    from dwlib.train.process import data_devices
+    from dwlib.train.step import make_mesh, make_steps
 
-    cfg = TrainConfig(depth=depth, width=width, heads=heads, vocab_size=VOCAB, seq_len=seq, batch_size=batch_size,
-                      steps=1000, lr=1e-3, dtype=dtype)
-    mcfg = cfg.model_config()
-    mesh = Mesh(np.array(data_devices(batch_size)), ("data",))  # as dwlib.train.loop.train splits the batch
+    cfg = TrainConfig.from_dict(dict(depth=depth, width=width, heads=heads, vocab_size=VOCAB, seq_len=seq,
+                                     batch_size=batch_size, steps=1000, lr=1e-3, dtype=dtype, ops=ops))
+    mesh = make_mesh(data_devices(batch_size))  # as dwlib.train.loop.train splits the batch
     make_steps.cache_clear()  # the attention implementation is chosen at trace time
-    _, _, _, train_step, _, init_opt = make_steps(mcfg, tuple(getattr(cfg, f) for f in _OPTIMIZER_FIELDS), mesh)
-    params = jax.device_put(init_params(mcfg, 0)[1], NamedSharding(mesh, P()))
-    state = [params, init_opt(params)]
+    steps = make_steps(cfg.model, cfg.optim, cfg.steps, mesh)
+    params = steps.replicate(init_params(cfg.model, 0)[1])
+    state = [params, steps.init_opt(params)]
     rng = np.random.default_rng(0)
-    batch = jax.device_put(rng.integers(0, VOCAB, (batch_size, seq + 1)).astype(np.int32),
-                           NamedSharding(mesh, P("data")))
+    batch = steps.to_device(rng.integers(0, VOCAB, (batch_size, seq + 1)).astype(np.int32))
 
     def step():
-        state[0], state[1], loss = train_step(state[0], state[1], batch)
+        state[0], state[1], loss = steps.train_step(state[0], state[1], batch)
         loss.block_until_ready()
 
     return step
@@ -140,10 +145,10 @@ def time_steps(steps_by_name: dict, steps: int, warmup: int = 2) -> dict:
     return times
 
 
-def time_dwlib(depth, width, heads, steps, warmup=2, seq=SEQ, batch_size=BATCH, dtype="float32") -> tuple:
+def time_dwlib(depth, width, heads, steps, warmup=2, seq=SEQ, batch_size=BATCH, dtype="float32", ops="fast") -> tuple:
     """Seconds per training step of dwlib's jitted step (AdamW), best of ``steps``, and the
     seconds of the first step (compilation included)."""
-    step = dwlib_step(depth, width, heads, seq, batch_size, dtype)
+    step = dwlib_step(depth, width, heads, seq, batch_size, dtype, ops)
     first = _timed(step)
     return min(time_steps({"dwlib": step}, steps, max(warmup - 1, 0))["dwlib"]), first
 
@@ -161,15 +166,17 @@ def bf16_matmul_peak(n=8192, repeats=10) -> float:
 
 
 def fused_attention_error(batch=4, seq=GPU_SEQ, heads=12, head_size=64) -> float:
-    """||fused - exact|| / ||exact|| for causal attention on random bfloat16 inputs, the exact
-    result from dwlib's own attention in float32 on the same (rounded) inputs."""
+    """||fast - exact|| / ||exact|| for causal attention on random bfloat16 inputs: the fast path's
+    attention (cuDNN's fused kernel on a GPU) against the core definition in float32 on the same
+    (rounded) inputs."""
     import jax
     import jax.numpy as jnp
 
     from dwlib.core.attention import attend
+    from dwlib.train.fast_attention import attention
 
     q, k, v = (jax.random.normal(jax.random.key(i), (batch, seq, heads, head_size), jnp.bfloat16) for i in range(3))
-    fused = attend(q, k, v, causal=True).astype(jnp.float32)
+    fused = attention(q, k, v, causal=True).astype(jnp.float32)
     exact = attend(*(x.astype(jnp.float32) for x in (q, k, v)), causal=True)
     return float(jnp.linalg.norm(fused - exact) / jnp.linalg.norm(exact))
 
@@ -178,7 +185,7 @@ def gpu_main(a) -> int:
     """The GPU target: (12, 768, 12), sequence 1024, bfloat16, as a share of the bf16 peak."""
     import jax
 
-    from dwlib.core.attention import fused_available
+    from dwlib.train.fast_attention import fused_available
 
     depth, width, heads = GPU_SHAPE
     kind = jax.devices()[0].device_kind
@@ -191,23 +198,29 @@ def gpu_main(a) -> int:
     print(f"fused (cuDNN) attention: {fused}; relative error against float32 "
           f"{fused_attention_error() if fused else float('nan'):.2e}")
     print(f"(L, d, H) = {GPU_SHAPE}, vocab {VOCAB}, seq {GPU_SEQ}, bfloat16; FLOPs/token {fpt / 1e6:.0f}M")
-    print(f"{'attention':>9} {'batch':>5} | {'ms':>7} {'tok/s':>9} {'TFLOP/s':>8} {'%meas':>6} {'%sheet':>6}  first step")
+    print(f"{'ops':>5} {'attention':>9} {'batch':>5} | {'ms':>7} {'tok/s':>9} {'TFLOP/s':>8} {'%meas':>6} "
+          f"{'%sheet':>6}  first step")
     before = os.environ.get("DWLIB_ATTENTION")
-    for impl in ("auto", "dwlib") if fused else ("dwlib",):
+    # (ops, DWLIB_ATTENTION, label): the fast path with cuDNN's kernel and with dwlib's own
+    # attention, and the plain model (the core's attention, JAX's derivative).
+    variants = [("fast", "auto", "cudnn")] if fused else []
+    variants += [("fast", "dwlib", "dwlib"), ("plain", "dwlib", "plain")]
+    for ops, impl, label in (v for v in variants if v[0] in a.ops):
         os.environ["DWLIB_ATTENTION"] = impl
         for batch in a.gpu_batches:
             try:
-                t, first = time_dwlib(depth, width, heads, a.steps, seq=GPU_SEQ, batch_size=batch, dtype="bfloat16")
+                t, first = time_dwlib(depth, width, heads, a.steps, seq=GPU_SEQ, batch_size=batch, dtype="bfloat16",
+                                      ops=ops)
             except Exception as err:  # out of memory at a large batch: say so and go on
-                print(f"{impl:>9} {batch:>5} | failed: {str(err).splitlines()[0][:100]}", flush=True)
+                print(f"{ops:>5} {label:>9} {batch:>5} | failed: {str(err).splitlines()[0][:100]}", flush=True)
                 continue
             rate = fpt * batch * GPU_SEQ / t
-            row = {"attention": "cudnn" if impl == "auto" else "dwlib", "batch": batch, "step_ms": round(t * 1e3, 2),
+            row = {"ops": ops, "attention": label, "batch": batch, "step_ms": round(t * 1e3, 2),
                    "tokens_per_s": round(batch * GPU_SEQ / t), "tflops": round(rate / 1e12, 1),
                    "share_of_measured": round(rate / peak, 3),
                    "share_of_datasheet": round(rate / sheet, 3) if sheet else None, "first_step_s": round(first, 1)}
             print(json.dumps(row) if a.json else
-                  f"{row['attention']:>9} {batch:>5} | {t * 1e3:>7.1f} {batch * GPU_SEQ / t:>9.0f} {rate / 1e12:>8.1f} "
+                  f"{ops:>5} {label:>9} {batch:>5} | {t * 1e3:>7.1f} {batch * GPU_SEQ / t:>9.0f} {rate / 1e12:>8.1f} "
                   f"{100 * rate / peak:>5.1f}% " + (f"{100 * rate / sheet:>5.1f}%" if sheet else "      ")
                   + f"  (first step {first:.0f} s)", flush=True)
     if before is None:
@@ -263,11 +276,19 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true", help="one JSON line per shape instead of a table")
     p.add_argument("--gpu-batches", nargs="*", type=int, default=[16, 32, 64],
                    help="batch sizes for the GPU shape (used when JAX's default backend is a GPU)")
+    p.add_argument("--ops", choices=("fast", "plain", "both"), default="both",
+                   help="dwlib's implementation: the fast ops (the headline), the plain model, or both (default)")
+    p.add_argument("--smoke", action="store_true",
+                   help=f"a check that the benchmark runs: shape {','.join(map(str, SHAPES[-1]))}, 2 steps, "
+                        f"GPU batch 16 (overrides --shapes, --steps, --gpu-batches)")
     a = p.parse_args(argv)
+    a.ops = OPS if a.ops == "both" else (a.ops,)
+    if a.smoke:
+        a.shapes, a.steps, a.gpu_batches = [",".join(map(str, SHAPES[-1]))], 2, [16]
     if a.torch_alone:
         return torch_alone_main(a)
 
-    from dwlib.train.loop import configure_host_memory, prepare_process
+    from dwlib.train.process import configure_host_memory, prepare_process
 
     # As dwlib.train.loop.train does: freed host memory kept for reuse (the PyTorch reference, timed in
     # this process, runs under the same setting), one XLA device per core on a CPU.
@@ -288,33 +309,38 @@ def main(argv=None) -> int:
         import torch
 
         print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; reference {a.torch_reference}")
-    print(f"vocab {VOCAB}, seq {SEQ}, batch {BATCH}, float32; FLOPs/token = 6(12 L d^2 + V d) + 12 L T d")
-    header = f"{'L':>2} {'d':>4} {'H':>2} | {'jax ms':>8} {'tok/s':>8} {'GFLOP/s':>8} {'%peak':>6}"
+    print(f"vocab {VOCAB}, seq {SEQ}, batch {BATCH}, float32; FLOPs/token = 6(12 L d^2 + V d) + 12 L T d; "
+          f"dwlib/torch > 1: dwlib faster (best steps; paired: median of step-by-step ratios)")
+    header = f"{'L':>2} {'d':>4} {'H':>2}" + "".join(
+        f" | {ops + ' ms':>10} {'tok/s':>7} {'GFLOP/s':>7} {'%peak':>6}" for ops in a.ops)
     if ref is not None:
-        header += f" | {'torch ms':>8} {'tok/s':>8} {'GFLOP/s':>8} | {'jax/torch':>9} {'paired':>7}"
+        header += f" | {'torch ms':>8} {'tok/s':>7}" + "".join(f" | {ops + '/torch':>10} {'paired':>6}" for ops in a.ops)
     if not a.json:
         print(header)
     for spec in a.shapes:
         depth, width, heads = (int(x) for x in spec.split(","))
         fpt = flops_per_token(VOCAB, SEQ, depth, width)
-        fns = {"jax": dwlib_step(depth, width, heads)}
+        fns = {ops: dwlib_step(depth, width, heads, ops=ops) for ops in a.ops}
         if ref is not None:
             fns["torch"] = torch_step(ref, depth, width, heads)
-        times = time_steps(fns, a.steps)  # the two alternate, step by step
-        t_jax = min(times["jax"])
-        row = {"depth": depth, "width": width, "heads": heads, "jax_step_ms": round(t_jax * 1e3, 1),
-               "jax_tokens_per_s": round(tokens / t_jax), "jax_gflops": round(fpt * tokens / t_jax / 1e9, 2),
-               "jax_share_of_peak": round(fpt * tokens / t_jax / peak, 3)}
-        line = (f"{depth:>2} {width:>4} {heads:>2} | {t_jax * 1e3:>8.1f} {tokens / t_jax:>8.0f} "
-                f"{fpt * tokens / t_jax / 1e9:>8.1f} {100 * fpt * tokens / t_jax / peak:>5.1f}%")
+        times = time_steps(fns, a.steps)  # they alternate, step by step
+        row, line = {"depth": depth, "width": width, "heads": heads}, f"{depth:>2} {width:>4} {heads:>2}"
+        for ops in a.ops:
+            t = min(times[ops])
+            row.update({f"{ops}_step_ms": round(t * 1e3, 1), f"{ops}_tokens_per_s": round(tokens / t),
+                        f"{ops}_gflops": round(fpt * tokens / t / 1e9, 2),
+                        f"{ops}_share_of_peak": round(fpt * tokens / t / peak, 3)})
+            line += f" | {t * 1e3:>10.1f} {tokens / t:>7.0f} {fpt * tokens / t / 1e9:>7.1f} {100 * fpt * tokens / t / peak:>5.1f}%"
         if ref is not None:
             t_torch = min(times["torch"])
-            paired = float(np.median(np.array(times["torch"]) / np.array(times["jax"])))
             row.update(torch_step_ms=round(t_torch * 1e3, 1), torch_tokens_per_s=round(tokens / t_torch),
-                       torch_gflops=round(fpt * tokens / t_torch / 1e9, 2), ratio=round(t_torch / t_jax, 3),
-                       paired_ratio=round(paired, 3))
-            line += (f" | {t_torch * 1e3:>8.1f} {tokens / t_torch:>8.0f} {fpt * tokens / t_torch / 1e9:>8.1f}"
-                     f" | {t_torch / t_jax:>8.2f}x {paired:>6.2f}x")
+                       torch_gflops=round(fpt * tokens / t_torch / 1e9, 2))
+            line += f" | {t_torch * 1e3:>8.1f} {tokens / t_torch:>7.0f}"
+            for ops in a.ops:
+                ratio = t_torch / min(times[ops])
+                paired = float(np.median(np.array(times["torch"]) / np.array(times[ops])))
+                row.update({f"{ops}_ratio": round(ratio, 3), f"{ops}_paired_ratio": round(paired, 3)})
+                line += f" | {ratio:>9.2f}x {paired:>5.2f}x"
         print(json.dumps(row) if a.json else line, flush=True)
     return 0
 

@@ -11,6 +11,8 @@ import importlib.metadata
 import platform
 import sys
 
+import jax
+
 _PACKAGES = ("jax", "jaxlib", "flax", "optax", "orbax-checkpoint", "numpy", "altair", "dwlib")
 
 
@@ -28,8 +30,6 @@ def _version(package: str) -> str:
 
 def report() -> dict:
     """Backend, devices, host count and versions, as plain data."""
-    import jax
-
     devices = jax.devices()
     kinds = sorted({d.device_kind for d in devices})
     return {
@@ -57,18 +57,3 @@ def format_report(rep: dict | None = None) -> str:
     ]
     return "\n".join(f"{k:<9} {v}" for k, v in lines)
 
-
-def add_commands(sub) -> None:
-    p = sub.add_parser("env", help="print the backend, devices and library versions")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
-
-    def run(args):
-        from dwlib.cli import print_json
-
-        if args.json:
-            print_json(report())
-        else:
-            print(format_report())
-        return 0
-
-    p.set_defaults(run=run)

@@ -1,7 +1,8 @@
 """Numbers as text: the one place where dwlib decides how a count or a value is written.
 
 Used by error messages, the command line, the book's sentences and the charts' labels, so
-that a budget reads "1.5M" everywhere and a width 1024 never becomes "1.02e+03".
+that a budget reads "1.5M" everywhere and a width 1024 never becomes "1.02e+03". The few
+sentences that both the command line and the widgets print live here too.
 """
 
 from __future__ import annotations
@@ -37,3 +38,28 @@ def span(values) -> str:
     """'a' when all values are equal, else 'a to b' (smallest to largest)."""
     lo, hi = min(values), max(values)
     return str(lo) if lo == hi else f"{lo} to {hi}"
+
+
+def heads(n: int, head_size: int) -> str:
+    """'105 heads of 128' (and '1 head of 128')."""
+    return f"{n} head{'s' if n != 1 else ''} of {head_size}"
+
+
+def any_width_sentence(shallow_depth: int) -> str:
+    """What :func:`~dwlib.core.bounds.corollary1_width` means when it returns ``any_width``."""
+    return (f"a depth-{shallow_depth} network of any width reaches it: its eq. (7) upper bound "
+            f"already does at width 1, so the bounds do not separate the two networks")
+
+
+def heads_note(width, heads) -> str | None:
+    """A note when H does not divide d_x (None otherwise).
+
+    The bounds of eqs. (7)-(8) are formulas in (L, d_x, H) and need only 1 <= H < d_x; a network
+    of eq. (3) also needs d_a = d_x / H to be an integer. The paper itself evaluates the bounds
+    at d_x = 1000, H = 16 (its BERT-large example), which no such network has, so the bounds
+    accept it and the command line says so.
+    """
+    if int(width) % int(heads) == 0:
+        return None
+    return (f"heads {heads} do not divide width {width}: no network of eq. (3) has this shape "
+            f"(d_a = d_x / H); the bounds are evaluated as formulas, as the paper does for d_x = 1000, H = 16")

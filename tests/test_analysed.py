@@ -152,26 +152,24 @@ def test_input_validation(call, needle):
     assert needle in str(err.value) and "\n" not in str(err.value)
 
 
-def test_partition_matrix_rank_and_proposition_1():
-    with jax.enable_x64(True):
-        pts = np.array([[-1.0, 2.0], [0.5, 1.0], [2.0, -1.0], [1.0, 1.0], [-2.0, 0.5]])
-        # a product of per-position factors is separable: rank 1 for every partition
-        prod = lambda x: jnp.prod(jnp.sum(x, axis=-1), axis=-1)
-        for A_ in A.balanced_partitions(4):
-            assert np.linalg.matrix_rank(A.partition_matrix(prod, pts, 4, A_)) == 1
-        assert A.balanced_partitions(4) == [(0, 1), (0, 2), (0, 3)]
-        # the local function is separable across its pooling pairs only
-        ranks = [np.linalg.matrix_rank(A.partition_matrix(A.neighbour_pairs_function, pts, 4, A_))
-                 for A_ in A.balanced_partitions(4)]
-        assert ranks[0] == 1 and ranks[1] > 1 and ranks[2] > 1
-        # self-attention at output position 0: the same rank for all balanced partitions
-        rng = np.random.default_rng(0)
-        params = [{k: jnp.asarray(rng.integers(-2, 3, size=v.shape), jnp.float64) for k, v in p.items()}
-                  for p in A.constant_params(1, 2, 1)]
-        f = lambda x: A.forward(params, x)[..., 0, 0]
-        ranks = [np.linalg.matrix_rank(A.partition_matrix(f, pts, 4, A_)) for A_ in A.balanced_partitions(4)]
-        assert len(set(ranks)) == 1 and ranks[0] > 1
-    with pytest.raises(InputError, match="proper subset"):
-        A.partition_matrix(prod, pts, 4, [0, 1, 2, 3])
-    with pytest.raises(InputError, match="even number"):
-        A.balanced_partitions(3)
+def test_attention_forward_stacks_eq1_and_returns_its_patterns():
+    params = A.init_params(KEY, 2, 8, 2)
+    x = _x(6, 8)
+    for residual, causal in [(False, False), (True, True)]:
+        y = x
+        for p in params:
+            f = A.self_attention(p, y, causal=causal)
+            y = y + f if residual else f
+        out, patterns = A.attention_forward(params, x, residual=residual, causal=causal, return_patterns=True)
+        np.testing.assert_allclose(out, y, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(A.attention_forward(params, x, residual=residual, causal=causal), out)
+        assert len(patterns) == 2 and patterns[0].shape == (2, 6, 6)
+        np.testing.assert_allclose(np.sum(patterns[0], -1), 1.0, rtol=1e-5)
+        # the first layer's pattern is eq. (1)'s softmax of <W^Q x^i, W^K x^j> / sqrt(d_a)
+        w = {k: np.asarray(v, np.float64) for k, v in params[0].items()}
+        xs = np.asarray(x, np.float64)
+        s = np.einsum("had,id,hae,je->hij", w["q"], xs, w["k"], xs) / 2.0
+        if causal:
+            s = np.where(np.tril(np.ones((6, 6), bool)), s, -np.inf)
+        want = np.exp(s - s.max(-1, keepdims=True))
+        np.testing.assert_allclose(patterns[0], want / want.sum(-1, keepdims=True), rtol=1e-4, atol=1e-6)

@@ -1,27 +1,20 @@
 """dwlib.core.bounds: eqs. (7) and (8) at hand-derived points, shape of the bounds, extremes,
-Corollaries 1 and 2, the command line, and the bounds charts and explorer."""
+Corollaries 1 and 2 against the paper's numbers, and the ``bounds``/``corollary1`` commands'
+output. (Charts, Vega ports and explorers: test_viz_bounds.py; bad command lines: test_cli.py.)"""
 
 from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 import warnings
-from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from dwlib import cli
 from dwlib.core import bounds
-
-from dwlib.viz import render as plots
-
-from dwlib.viz import widgets
 from dwlib.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[1]
 LOG3_2 = math.log(2) / math.log(3)
 
 
@@ -159,8 +152,6 @@ def test_input_validation():
         bounds.corollary1_width(1000, 16, 6, 6)
     with pytest.raises(InputError, match="Theorem 2 needs"):
         bounds.corollary2(1000, 16, 6)
-    assert bounds.heads_note(1024, 16) is None
-    assert "do not divide" in bounds.heads_note(1000, 16)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,100 +227,27 @@ def test_corollary2_smallest_constant_is_the_edge():
 
 
 # ---------------------------------------------------------------------------------------------
-# Command line
+# Command line (its output; bad input is tested in test_cli.py)
 
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "dwlib", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+def run_cli(capsys, *args):
+    assert cli.main(list(args)) == 0
+    return capsys.readouterr().out
 
 
-def test_cli_bounds_text_and_json():
-    r = run_cli("bounds", "--width", "1000", "--heads", "16", "--depth", "6")
-    assert r.returncode == 0, r.stderr
-    assert "depth-efficient" in r.stdout and "133.01" in r.stdout and "6.2877" in r.stdout
-    assert "note: heads 16 do not divide width 1000" in r.stdout
-    r = run_cli("bounds", "--width", "1024", "--heads", "16", "--depth", "12", "--json")
-    out = json.loads(r.stdout)
+def test_cli_bounds_text_and_json(capsys):
+    out = run_cli(capsys, "bounds", "--width", "1000", "--heads", "16", "--depth", "6")
+    assert "depth-efficient" in out and "133.01" in out and "6.2877" in out
+    assert "note: heads 16 do not divide width 1000" in out
+    out = json.loads(run_cli(capsys, "bounds", "--width", "1024", "--heads", "16", "--depth", "12", "--json"))
     assert out["regime"] == "depth-inefficient" and out["theorem"] == 2 and out["note"] is None
     assert out["log3_sep"]["lower"] == pytest.approx(bounds.theorem2_lower(12, 1024, 16))
 
 
-def test_cli_corollary1():
-    r = run_cli("corollary1", "--width", "1000", "--heads", "16", "--depth", "6", "--shallow-depth", "2", "--json")
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
+def test_cli_corollary1(capsys):
+    out = json.loads(run_cli(capsys, "corollary1", "--width", "1000", "--heads", "16", "--depth", "6",
+                             "--shallow-depth", "2", "--json"))
     assert out["width"] == pytest.approx(bounds.corollary1_width(1000, 16, 6, 2)["width"])
-    r = run_cli("corollary1", "--width", "1000", "--heads", "16", "--depth", "6", "--shallow-depth", "3")
-    assert "7.614e+04" in r.stdout
-
-
-@pytest.mark.parametrize("args,needle", [
-    (("bounds", "--width", "16", "--heads", "16", "--depth", "2"), "width must exceed heads"),
-    (("bounds", "--width", "100", "--heads", "4", "--depth", "0"), "positive integer"),
-    (("bounds", "--width", "100", "--heads", "4", "--depth", "2.5"), "positive integer"),
-    (("corollary1", "--width", "1000", "--heads", "16", "--depth", "7", "--shallow-depth", "2"), "Theorem 1 needs"),
-])
-def test_cli_bad_input_is_one_line_and_exit_2(args, needle):
-    r = run_cli(*args)
-    assert r.returncode == 2
-    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
-    assert needle in r.stderr and r.stdout == ""
-
-
-# ---------------------------------------------------------------------------------------------
-# Charts and the widget
-
-def test_bounds_chart_draws_the_computed_bounds():
-    chart = plots.bounds_chart(widths=(81, 1000), heads=3, depth_range=(1, 12))
-    spec = chart.to_dict()
-    values = next(iter(spec["datasets"].values()))
-    lo = [v for v in values if v["width"] == "d_x = 1,000" and v["bound"] == "lower" and v["depth"] == 5.0]
-    assert len(lo) == 1 and lo[0]["log3_sep"] == pytest.approx(bounds.theorem1_lower(5, 1000, 3), rel=1e-6)
-    assert all(v["log3_sep"] > 0 for v in values)
-    assert not any(v["width"] == "d_x = 81" and v["depth"] == 4.0 for v in values)  # on the threshold
-
-
-def _eval_vega(expr, **names):
-    return eval(expr, {"pow": pow, "log": math.log, "__builtins__": {}}, names)
-
-
-@pytest.mark.parametrize("L,w,H", [(3, 1000, 16), (5.5, 1e5, 8), (9, 1000, 16), (30, 4096, 64)])
-def test_vega_expressions_match_dwlib(L, w, H):
-    e = plots.vega_bound_expressions()
-    names = dict(datum=SimpleNamespace(depth=L), log10_width=math.log10(w), heads=H)
-    if L < math.log(w, 3):
-        assert _eval_vega(e["t1_lower"], **names) == pytest.approx(bounds.theorem1_lower(L, w, H), rel=1e-9)
-        assert _eval_vega(e["t1_upper"], **names) == pytest.approx(bounds.theorem1_upper(L, w, H), rel=1e-9)
-        target = bounds.theorem1_lower(int(L), int(w), H) if L == int(L) else None
-        if target:
-            expr = plots.vega_corollary1_expression(e["t1_lower"].replace("datum.depth", str(int(L))))
-            assert _eval_vega(expr, shallow_depth=2, **names) == pytest.approx(
-                bounds.corollary1_width(int(w), H, int(L), 2)["log10_width"], rel=1e-9)
-    else:
-        assert _eval_vega(e["t2_lower"], **names) == pytest.approx(bounds.theorem2_lower(L, w, H), rel=1e-9)
-        assert _eval_vega(e["t2_upper"], **names) == pytest.approx(bounds.theorem2_upper(L, w, H), rel=1e-9)
-
-
-def test_bounds_explorer_chart_has_four_bound_sliders():
-    spec = plots.bounds_explorer_chart(width=1000, heads=16, depth=6, shallow_depth=2).to_dict()
-    bound = {p["name"]: p for p in spec["params"] if "bind" in p}
-    assert set(bound) == {"log10_width", "heads", "depth", "shallow_depth"}
-    assert all(p["bind"]["input"] == "range" for p in bound.values())
-    assert bound["log10_width"]["value"] == 3.0 and bound["depth"]["value"] == 6
-
-
-def test_bounds_explorer_widget_updates():
-    box = widgets.bounds_explorer(width=1000, heads=16, depth=6, shallow_depth=2)
-    controls, panel = box.children[0].children, box.children[1]
-    assert "depth-efficient" in panel.value and "10<sup>15.87</sup>" in panel.value
-    controls[2].value = 8  # depth above log3 1000
-    assert "depth-inefficient" in panel.value and "Corollary 1 does not apply" in panel.value
-    assert "&lt;" in panel.value  # messages are escaped
-    assert "Not evaluated" in widgets.bounds_panel(16, 16, 2, 1)
-
-
-def test_bounds_panel_says_when_every_width_suffices_as_the_cli_does():
-    # Deep (1000, 16, 6), shallow depth 5: the shallow upper bound at width 1 already reaches the target.
-    panel = widgets.bounds_panel(1000, 16, 6, 5)
-    assert bounds.any_width_sentence(5) in panel and "needs width" not in panel
-    assert "needs width" in widgets.bounds_panel(1000, 16, 6, 4)
+    out = run_cli(capsys, "corollary1", "--width", "1000", "--heads", "16", "--depth", "6", "--shallow-depth", "3")
+    assert "7.614e+04" in out
+    out = run_cli(capsys, "corollary1", "--width", "1000", "--heads", "16", "--depth", "6", "--shallow-depth", "5")
+    assert "of any width reaches it" in out and "needs width" not in out

@@ -1,4 +1,5 @@
-"""Rank collapse and induction heads (dwlib.experiments.context), and the tables quoted in the Context chapter."""
+"""Rank collapse (dwlib.core.collapse), induction heads (dwlib.experiments.induction), the
+Context chapter's stored data against recomputations, and its charts (dwlib.viz.context)."""
 
 import math
 
@@ -7,8 +8,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dwlib.experiments import context
+from dwlib.core import collapse
 from dwlib.errors import InputError
+from dwlib.experiments import context, induction
+from dwlib.viz import context as charts
 
 
 def _curve(rows, variant):
@@ -19,25 +22,25 @@ def _curve(rows, variant):
 
 def test_rank_residual_is_zero_for_equal_rows_and_one_for_zero_mean():
     row = jnp.arange(5.0)
-    assert context.rank_residual(jnp.tile(row, (4, 1))) == pytest.approx(0.0, abs=1e-7)
+    assert collapse.rank_residual(jnp.tile(row, (4, 1))) == pytest.approx(0.0, abs=1e-7)
     x = jnp.array([[1.0, 2.0], [-1.0, -2.0]])
-    assert context.rank_residual(x) == pytest.approx(1.0)
+    assert collapse.rank_residual(x) == pytest.approx(1.0)
     # the mean row is the minimiser: any other common row leaves a larger distance
     x = jax.random.normal(jax.random.PRNGKey(1), (6, 3))
     best = np.linalg.norm(x - x.mean(0)) / np.linalg.norm(x)
     other = np.linalg.norm(x - (x.mean(0) + 0.1)) / np.linalg.norm(x)
-    assert context.rank_residual(x) == pytest.approx(best, rel=1e-5) and other > best
-    assert context.rank_residual(jnp.stack([x, 2 * x])).shape == (2,)
+    assert collapse.rank_residual(x) == pytest.approx(best, rel=1e-5) and other > best
+    assert collapse.rank_residual(jnp.stack([x, 2 * x])).shape == (2,)
 
 
 def test_rank_residual_rejects_single_position():
     with pytest.raises(InputError, match="N >= 2"):
-        context.rank_residual(jnp.ones((1, 3)))
+        collapse.rank_residual(jnp.ones((1, 3)))
 
 
 @pytest.fixture(scope="module")
 def curves():
-    return context.collapse_curves(depth=8, width=32, heads=4, n_positions=16)
+    return collapse.collapse_curves(depth=8, width=32, heads=4, n_positions=16)
 
 
 def test_pure_attention_collapses_fast(curves):
@@ -58,9 +61,9 @@ def test_residual_connection_prevents_collapse(curves):
 def test_collapse_grid_shape_and_stored_grid_matches_a_recomputation():
     stored = context.load_collapse_grid()
     s = stored["settings"]
-    assert len(stored["rows"]) == len(context.VARIANTS) * (s["depth"] + 1) * sum(
+    assert len(stored["rows"]) == len(collapse.VARIANTS) * (s["depth"] + 1) * sum(
         1 for w in s["widths"] for h in s["heads"] if w % h == 0)
-    fresh = context.collapse_curves(s["depth"], 16, 2, s["n_positions"], variants=("attention + residual",),
+    fresh = collapse.collapse_curves(s["depth"], 16, 2, s["n_positions"], variants=("attention + residual",),
                                     seed=s["seed"])
     old = [r for r in stored["rows"] if r["width"] == 16 and r["heads"] == 2 and r["variant"] == "attention + residual"]
     np.testing.assert_allclose([r["residual"] for r in fresh], [r["residual"] for r in old], rtol=1e-3)
@@ -68,15 +71,15 @@ def test_collapse_grid_shape_and_stored_grid_matches_a_recomputation():
 
 def test_collapse_rejects_bad_shapes():
     with pytest.raises(InputError, match="heads must divide width"):
-        context.collapse_curves(depth=2, width=10, heads=3)
+        collapse.collapse_curves(depth=2, width=10, heads=3)
     with pytest.raises(InputError, match="variant"):
-        context.collapse_curves(depth=2, width=8, heads=2, variants=("no such",))
+        collapse.collapse_curves(depth=2, width=8, heads=2, variants=("no such",))
 
 
 # --- induction heads --------------------------------------------------------------------------
 
 def test_repeated_batch_repeats_with_its_period():
-    tokens, periods = context.repeated_batch(jax.random.PRNGKey(0), 8, 30, 50, 5, 12)
+    tokens, periods = induction.repeated_batch(jax.random.PRNGKey(0), 8, 30, 50, 5, 12)
     tokens, periods = np.asarray(tokens), np.asarray(periods)
     assert tokens.shape == (8, 30) and np.all((5 <= periods) & (periods <= 12))
     for seq, T in zip(tokens, periods):
@@ -84,9 +87,9 @@ def test_repeated_batch_repeats_with_its_period():
 
 
 def test_attention_patterns_are_causal_distributions():
-    params = context.init_attention_only(jax.random.PRNGKey(0), 2, 16, 2, 10, 12)
-    tokens, _ = context.repeated_batch(jax.random.PRNGKey(1), 3, 12, 10, 3, 5)
-    logits, patterns = context.attention_only_forward(params, tokens, return_patterns=True)
+    params = induction.init_attention_only(jax.random.PRNGKey(0), 2, 16, 2, 10, 12)
+    tokens, _ = induction.repeated_batch(jax.random.PRNGKey(1), 3, 12, 10, 3, 5)
+    logits, patterns = induction.attention_only_forward(params, tokens, return_patterns=True)
     assert logits.shape == (3, 12, 10) and len(patterns) == 2
     p = np.asarray(patterns[0])
     assert p.shape == (3, 2, 12, 12)
@@ -96,7 +99,7 @@ def test_attention_patterns_are_causal_distributions():
 
 def test_two_layers_learn_the_repeat_and_one_layer_does_not():
     # a tiny, quick version of the chapter's experiment (a few seconds on CPU)
-    r = context.train_induction(steps=300, eval_batch=64, log_every=300)
+    r = induction.train_induction(steps=300, eval_batch=64, log_every=300)
     one, two = r["runs"]
     assert (one["depth"], two["depth"]) == (1, 2)
     assert two["loss"] < 0.5 * one["loss"] and one["loss"] > 1.5
@@ -104,7 +107,7 @@ def test_two_layers_learn_the_repeat_and_one_layer_does_not():
 
 
 def test_stored_induction_result():
-    r = context.load_induction()
+    r = induction.load_induction()
     one, two = r["runs"]
     assert r["chance_loss"] == pytest.approx(math.log(r["config"]["vocab"]))
     assert two["loss"] < 0.5 < one["loss"]
@@ -116,11 +119,22 @@ def test_stored_induction_result():
     assert pattern[t, t - T + 1].mean() > 0.3  # the induction diagonal
 
 
+def test_stored_induction_loss_before_training_matches_a_recomputation():
+    # the untrained models' loss on the held-out batch depends on the initialisation, the data
+    # and the forward pass only: one step of training recomputes it
+    stored = induction.load_induction()
+    cfg = {k: v for k, v in stored["config"].items()}
+    cfg.update(steps=1, log_every=1)
+    fresh = induction.train_induction(**cfg)
+    for old, new in zip(stored["runs"], fresh["runs"]):
+        assert new["curve"][0]["loss"] == pytest.approx(old["curve"][0]["loss"], rel=1e-5)
+
+
 def test_train_induction_rejects_unknown_settings():
     with pytest.raises(InputError, match="unknown settings"):
-        context.train_induction(layers=3)
+        induction.train_induction(layers=3)
     with pytest.raises(InputError, match="max_period"):
-        context.train_induction(max_period=60)
+        induction.train_induction(max_period=60)
 
 
 # --- quoted tables ----------------------------------------------------------------------------
@@ -138,8 +152,8 @@ def test_quoted_tables_carry_their_sources():
 
 def test_collapse_chart_binds_width_and_heads_sliders():
     rows = context.load_collapse_grid()["rows"]
-    spec = context.collapse_chart(rows).to_dict()
+    spec = charts.collapse_chart(rows).to_dict()
     bound = {p["name"] for p in spec["params"] if "bind" in p}
     assert bound == {"log2_width", "log2_heads"}
     with pytest.raises(InputError, match="not in the grid"):
-        context.collapse_chart(rows, width=48)
+        charts.collapse_chart(rows, width=48)

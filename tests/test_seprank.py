@@ -1,20 +1,21 @@
-"""dwlib.core.seprank: exact grid-matrix ranks against closed forms, GF(p) arithmetic, floating point
-against exact, Proposition 1, the polynomial-space bound, bad inputs and the command line."""
+"""dwlib.core.seprank and the chapter's sweep: exact grid-matrix ranks against closed forms, GF(p)
+arithmetic, floating point against exact, Proposition 1, the polynomial-space bound, the one
+grid-matrix builder, bad inputs, and the stored sweep against a recomputation."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from dwlib import cli
 from dwlib.core import analysed as A
 from dwlib.core import seprank as S
 from dwlib.errors import InputError
+from dwlib.experiments import seprank_sweep
 
 P = S.PRIMES[0]
 
@@ -105,6 +106,40 @@ def test_local_contrast_closed_form():
     assert S.function_rank(f, 4, 10, 2, (0, 3)) == 36
 
 
+def test_partition_matrix_arranges_a_known_function():
+    # f = x^1 * 10 + x^2 (scalar positions): rows by the value at position 1, columns by position 2
+    table = np.array([[1], [2], [3]])
+    m = S.partition_matrix(lambda x: 10 * x[..., 0, 0] + x[..., 1, 0], table, 2, (0,))
+    assert m.tolist() == [[11, 12, 13], [21, 22, 23], [31, 32, 33]]
+    # swapping the sides transposes it
+    assert S.partition_matrix(lambda x: 10 * x[..., 0, 0] + x[..., 1, 0], table, 2, (1,)).tolist() == m.T.tolist()
+    # the network's chunked evaluation lays the grid out the same way
+    with jax.enable_x64(True):
+        params = S.real_params(1, 2, 1)
+        t = S.templates(4, 2)
+        f = lambda x: np.asarray(A.forward([{k: jnp.asarray(v) for k, v in p.items()} for p in params],
+                                           jnp.asarray(x, jnp.float64))[..., 0, 0])
+        np.testing.assert_array_equal(S.partition_matrix(f, t, 4, (0, 1), dedupe=True),
+                                      S.grid_matrix(1, 2, 1, 4, 4, modulus=None))
+
+
+def test_partition_matrix_rank_and_proposition_1():
+    with jax.enable_x64(True):
+        pts = np.array([[-1.0, 2.0], [0.5, 1.0], [2.0, -1.0], [1.0, 1.0], [-2.0, 0.5]])
+        # a product of per-position factors is separable: rank 1 for every partition
+        prod = lambda x: jnp.prod(jnp.sum(x, axis=-1), axis=-1)
+        assert S.balanced_partitions(4) == [(0, 1), (0, 2), (0, 3)]
+        for A_ in S.balanced_partitions(4):
+            assert np.linalg.matrix_rank(S.partition_matrix(prod, pts, 4, A_)) == 1
+        # self-attention at output position 0: the same rank for all balanced partitions
+        rng = np.random.default_rng(0)
+        params = [{k: jnp.asarray(rng.integers(-2, 3, size=v.shape), jnp.float64) for k, v in p.items()}
+                  for p in A.constant_params(1, 2, 1)]
+        f = lambda x: A.forward(params, x)[..., 0, 0]
+        ranks = [np.linalg.matrix_rank(S.partition_matrix(f, pts, 4, A_)) for A_ in S.balanced_partitions(4)]
+        assert len(set(ranks)) == 1 and ranks[0] > 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Floating point, Proposition 1, bounds, grid growth
 
@@ -151,7 +186,7 @@ def test_softmax_grid_rank_fills_the_grid():
 
 
 # ---------------------------------------------------------------------------------------------
-# Bad input and the command line
+# Bad input, and the stored sweep
 
 @pytest.mark.parametrize("call,match", [
     (lambda: S.measure(1, 2, 1, 5, 4), "even number of positions"),
@@ -164,6 +199,7 @@ def test_softmax_grid_rank_fills_the_grid():
     (lambda: S.measure(1, 2, 1, 4, 4, entry=2), "output entry"),
     (lambda: S.rank_mod_p(np.eye(2), 2 ** 31 + 11), "modulus"),
     (lambda: S.grid_matrix(1, 2, 1, 4, 100), "too many"),
+    (lambda: S.balanced_partitions(3), "even number"),
 ])
 def test_bad_inputs_raise_one_line_errors(call, match):
     with pytest.raises(InputError, match=match) as err:
@@ -171,28 +207,29 @@ def test_bad_inputs_raise_one_line_errors(call, match):
     assert "\n" not in str(err.value)
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "dwlib", "seprank", *args], capture_output=True, text=True)
-
-
-def test_cli_json_and_error():
-    r = _cli("--depth", "1", "--width", "2", "--heads", "1", "--templates", "6", "--json")
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
-    assert out["rank"] == 3 and out["agree"] and out["theorem"] == 2
-    r = _cli("--depth", "1", "--width", "3", "--heads", "2")
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "heads must divide width" in r.stderr
+def test_cli_prints_the_measurement_and_the_bounds_as_json(capsys):
+    assert cli.main(["seprank", "--depth", "1", "--width", "2", "--heads", "1", "--templates", "6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["rank"] == 3 and out["agree"] and out["theorem"] == 2 and out["seconds"] > 0
 
 
 def test_quick_sweep_reproduces_the_stored_ranks():
-    stored = {(m["depth"], m["width"]): m["rank"] for m in S.load()["ranks"]}
-    quick = S.sweep(quick=True, log=lambda *_: None)
-    assert {(m["depth"], m["width"]): m["rank"] for m in quick["ranks"]}.items() <= stored.items()
-    assert quick["proposition1"]["N4"] == S.load()["proposition1"]["N4"]
+    stored = seprank_sweep.load()
+    quick = seprank_sweep.sweep(quick=True, log=lambda *_: None)
+    by_shape = {(m["depth"], m["width"]): m for m in stored["ranks"]}
+    for m in quick["ranks"]:
+        old = by_shape[(m["depth"], m["width"])]
+        assert (m["rank"], m["history"], m["poly_dim"]) == (old["rank"], old["history"], old["poly_dim"])
+        assert (m["log3_lower"], m["log3_upper"], m["theorem"]) == (old["log3_lower"], old["log3_upper"], old["theorem"])
+    assert quick["proposition1"]["N4"] == stored["proposition1"]["N4"]
+    assert quick["float_vs_exact"][0] == stored["float_vs_exact"][0] | {"singular_values": quick["float_vs_exact"][0]["singular_values"]}
+    fresh, old = quick["softmax"][0], stored["softmax"][0]
+    assert (fresh["matrix_shape"], fresh["grid_cap"], fresh["ranks"]["1e-06"]) == (
+        old["matrix_shape"], old["grid_cap"], old["ranks"]["1e-06"])
 
 
 def test_stored_sweep_is_consistent():
-    data = S.load()
+    data = seprank_sweep.load()
     for m in data["ranks"]:
         assert m["agree"] and m["rank"] <= min(m["poly_dim"], m["grid_cap"])
         if m["depth"] == 1:

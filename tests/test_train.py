@@ -1,71 +1,93 @@
-"""The trainer of dwlib.train.loop: overfitting, exact resume, data parallelism, divergence, CLI errors."""
+"""The trainer (dwlib.train): overfitting, exact resume, data parallelism, divergence, host memory,
+configs and run keys."""
 
 import json
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from dwlib import cli
-from dwlib.train import loop as train_module
 from dwlib.errors import InputError
-from dwlib.train.loop import TrainConfig, train
+from dwlib.train.checkpoint import read_metrics
+from dwlib.train.config import TrainConfig, run_key
+from dwlib.train.loop import train
+
+ROOT = Path(__file__).resolve().parents[1]
+STORED = sorted(ROOT.glob("results/*/runs/*/config.json"))
 
 
-def tiny(corpus, tmp_path, **kw):
+def tiny(corpus, **kw):
     base = dict(depth=1, width=32, vocab_size=300, seq_len=32, batch_size=8, steps=12, lr=3e-3,
                 eval_interval=4, eval_batches=2, checkpoint_interval=4, corpus=corpus)
-    return TrainConfig(**{**base, **kw})
+    return TrainConfig.from_dict({**base, **kw})
 
 
 def test_tiny_model_overfits_a_tiny_corpus(corpus, tmp_path):
-    result = train(tiny(corpus, tmp_path, depth=2, steps=120, lr=1e-2, warmup=0.1, eval_interval=60),
-                   progress=False, verbose=False)
+    cfg = tiny(corpus, depth=2, steps=120, lr=1e-2, warmup=0.1, eval_interval=60, out_dir=str(tmp_path / "r"))
+    result = train(cfg, progress=False, verbose=False)
     assert result["status"] == "completed"
-    first, last = result["train_losses"][0], result["train_loss"]
-    assert abs(first - np.log(300)) < 0.3, first
-    assert last < 0.5, last  # a repeated paragraph is memorised
-    assert result["eval_loss"] < 0.5
+    losses, evals = read_metrics(tmp_path / "r")
+    assert abs(losses[0] - np.log(300)) < 0.3, losses[0]
+    assert result["train_loss"] < 0.5  # a repeated paragraph is memorised
+    assert result["eval_loss"] < 0.5 and result["eval_loss"] == evals[-1]["eval_loss"]
 
 
 def test_interrupted_and_resumed_training_equals_uninterrupted(corpus, tmp_path):
-    whole = train(tiny(corpus, tmp_path, out_dir=str(tmp_path / "whole")), progress=False, verbose=False)
-    parts = tiny(corpus, tmp_path, out_dir=str(tmp_path / "parts"))
+    whole = train(tiny(corpus, out_dir=str(tmp_path / "whole")), progress=False, verbose=False)
+    parts = tiny(corpus, out_dir=str(tmp_path / "parts"))
     assert train(parts, progress=False, verbose=False, stop_after=6)["status"] == "stopped"  # "killed" at 6
     assert not (tmp_path / "parts" / "result.json").exists()
     resumed = train(parts, progress=False, verbose=False)  # resumes from the checkpoint at step 4
-    assert resumed["train_losses"] == whole["train_losses"]  # bit for bit
-    assert resumed["evals"] == whole["evals"]
-    steps = [json.loads(l)["step"] for l in (tmp_path / "parts" / "metrics.jsonl").read_text().splitlines()]
-    assert steps == [json.loads(l)["step"] for l in (tmp_path / "whole" / "metrics.jsonl").read_text().splitlines()]
+    metrics = {name: (tmp_path / name / "metrics.jsonl").read_text() for name in ("whole", "parts")}
+    assert metrics["parts"] == metrics["whole"]  # every loss, rate and evaluation, bit for bit
+    timing = ("tokens_per_s", "seconds_this_session")
+    assert {k: v for k, v in resumed.items() if k not in timing} == {k: v for k, v in whole.items() if k not in timing}
     assert sorted(os.listdir(tmp_path / "parts")) == ["checkpoints", "config.json", "metrics.jsonl", "result.json"]
-    assert train(parts, progress=False, verbose=False)["train_losses"] == whole["train_losses"]  # finished: stored
+    assert train(parts, progress=False, verbose=False) == resumed  # finished: the stored summary
+    with pytest.raises(InputError, match=r"different config \(lr\)"):
+        train(parts.replace(lr=1e-3), progress=False, verbose=False)
+
+
+def test_the_curve_is_stored_once(corpus, tmp_path):
+    train(tiny(corpus, steps=4, out_dir=str(tmp_path / "r")), progress=False, verbose=False)
+    result = json.loads((tmp_path / "r" / "result.json").read_text())
+    assert not {"evals", "train_losses", "config"} & result.keys()
+    losses, evals = read_metrics(tmp_path / "r")
+    assert len(losses) == 4 and [e["step"] for e in evals] == [0, 4]
 
 
 def test_divergence_is_recorded_not_raised(corpus, tmp_path):
-    result = train(tiny(corpus, tmp_path, lr=1e9, warmup=0.0, clip_norm=1e30, out_dir=str(tmp_path / "d")),
+    result = train(tiny(corpus, lr=1e9, warmup=0.0, clip_norm=1e30, out_dir=str(tmp_path / "d")),
                    progress=False, verbose=False)
     assert result["status"] == "diverged" and 1 <= result["diverged_step"] <= 12
+    assert result["eval_loss"] is None
     assert json.loads((tmp_path / "d" / "result.json").read_text())["status"] == "diverged"
 
 
 def test_eight_devices_give_the_losses_of_one(corpus, tmp_path):
     """The batch split over 8 simulated CPU devices computes what one device computes."""
     script = textwrap.dedent(f"""
-        import json, jax
-        from dwlib.train.loop import TrainConfig, train
-        cfg = TrainConfig(depth=1, width=32, vocab_size=300, seq_len=32, batch_size=8, steps=6, lr=3e-3,
-                          eval_interval=3, eval_batches=2, corpus={corpus!r})
+        import json, sys
+        from dwlib.train.checkpoint import read_metrics
+        from dwlib.train.config import TrainConfig
+        from dwlib.train.loop import train
+        cfg = TrainConfig.from_dict(dict(depth=1, width=32, vocab_size=300, seq_len=32, batch_size=8, steps=6,
+                                         lr=3e-3, eval_interval=3, eval_batches=2, corpus={corpus!r},
+                                         out_dir=sys.argv[1]))
         r = train(cfg, progress=False, verbose=False)
-        print(json.dumps({{"devices": r["devices"]["count"], "losses": r["train_losses"], "evals": r["evals"]}}))
+        losses, evals = read_metrics(sys.argv[1])
+        print(json.dumps({{"devices": r["devices"]["count"], "losses": losses, "evals": evals}}))
     """)
     out = {}
     for n in (1, 8):  # the flag must be set before JAX starts: one process each
         env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={n}", "JAX_PLATFORMS": "cpu"}
-        proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run([sys.executable, "-c", script, str(tmp_path / f"d{n}")], env=env,
+                              capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         out[n] = json.loads(proc.stdout.strip().splitlines()[-1])
         assert out[n]["devices"] == n
@@ -76,7 +98,7 @@ def test_eight_devices_give_the_losses_of_one(corpus, tmp_path):
 
 HOST_MEMORY_PROBE = textwrap.dedent("""
     import ctypes, json, resource, threading
-    from dwlib.train.loop import configure_host_memory
+    from dwlib.train.process import configure_host_memory
     kept = configure_host_memory()
     libc, size, faults = ctypes.CDLL(None), 96 << 20, []
     libc.prctl(41, 1, 0, 0, 0)  # PR_SET_THP_DISABLE: 4 KB pages even where huge pages are always on
@@ -113,65 +135,31 @@ def test_freed_host_memory_is_reused_without_page_faults():
     assert min(out["system"]["faults"][1:]) > pages // 2, out  # the default: faulted in again each time
 
 
-def test_train_sets_up_host_memory_first(corpus, tmp_path, monkeypatch):
-    """train() asks for the host-memory setting before the devices are set up (here JAX already runs, so
-    the setting itself declines: see the probe above for what it does in a fresh process)."""
-    calls = []
-    monkeypatch.setattr(train_module, "configure_host_memory", lambda: calls.append("host") or False)
-    monkeypatch.setattr(train_module, "configure_cpu_devices", lambda: calls.append("devices"))
-    train(tiny(corpus, tmp_path, steps=2, eval_interval=0, checkpoint_interval=0), progress=False, verbose=False)
-    assert calls[:2] == ["host", "devices"]
-    assert train_module._jax_started() and "jax" in sys.modules
+def test_config_is_flat_on_disk_and_nested_in_memory():
+    cfg = TrainConfig.from_dict({"depth": 3, "width": 64, "lr": 1e-3, "batch_size": 4})
+    assert (cfg.model.depth, cfg.model.heads, cfg.optim.lr, cfg.batch_size) == (3, 1, 1e-3, 4)
+    assert TrainConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(InputError, match="unknown training setting 'depht'"):
+        TrainConfig.from_dict({"depht": 3})
 
 
-def run_cli(capsys, *args):
-    """``dwlib train ARGS`` in this process, handled as dwlib.cli.main handles it (InputError: one line, 2)."""
-    parser = cli._Parser(prog="dwlib")
-    train_module.add_commands(parser.add_subparsers(dest="command", parser_class=cli._Parser))
-    parsed = parser.parse_args(["train", "--no-progress", *args])
-    try:
-        status = parsed.run(parsed)
-    except InputError as err:
-        print(f"dwlib train: error: {err}", file=sys.stderr)
-        status = 2
-    return status, capsys.readouterr().err.strip()
+@pytest.mark.parametrize("path", STORED, ids=lambda p: f"{p.parts[-4]}/{p.parts[-2]}")
+def test_every_stored_run_is_named_by_its_key(path):
+    """Run keys are stable: the key of each stored config (read into a TrainConfig and back) is
+    its directory's name, whatever its ``ops``, directory or checkpoint interval."""
+    stored = json.loads(path.read_text())
+    cfg = TrainConfig.from_dict(stored)
+    assert run_key(stored) == run_key(cfg) == path.parent.name
+    moved = {**stored, "ops": "plain", "out_dir": "/elsewhere", "cache_dir": "/c", "checkpoint_interval": 7}
+    assert run_key(moved) == path.parent.name
+    assert run_key({**stored, "seed": stored["seed"] + 1}) != path.parent.name
 
 
-def test_bad_input_gives_one_line_and_status_2(corpus, tmp_path, capsys, monkeypatch):
-    out = tmp_path / "out"
-    cases = [
-        (["--width", "30", "--heads", "4"], "not divisible by heads"),
-        (["--depth", "0"], "depth must be"),
-        (["--corpus", "nonsense"], "unknown corpus 'nonsense'"),
-        (["--corpus", str(tmp_path / "missing.txt")], "does not exist"),
-        (["--corpus", corpus, "--vocab-size", "300", "--seq-len", "100000"], "too small"),
-        (["--corpus", corpus, "--vocab-size", "300", "--batch-size", "3", "--seq-len", "16"], None),  # valid
-    ]
-    (tmp_path / "empty.txt").write_text("")
-    cases.append((["--corpus", str(tmp_path / "empty.txt")], "empty"))
-    (tmp_path / "file").write_text("x")
-    cases.append((["--corpus", corpus, "--out", str(tmp_path / "file" / "sub")], "not a directory"))
-    monkeypatch.setattr("dwlib.train.data._hub_reachable", lambda timeout=5.0: False)
-    cases.append((["--corpus", "wikitext-103"], "needs network access"))
-    for args, message in cases:
-        if message is None:
-            continue
-        status, err = run_cli(capsys, "--out", str(out), "--steps", "2", *args)
-        assert status == 2, (args, err)
-        assert message in err and err.count("\n") == 0 and err.startswith("dwlib train: error:"), err
-        assert not out.exists(), args  # validated before anything was created
-
-
-def test_cli_runs_and_bad_input_exits_2_as_a_process(corpus, tmp_path):
-    env = {**os.environ}
-    base = [sys.executable, "-m", "dwlib", "train", "--no-progress", "--corpus", corpus, "--vocab-size", "300",
-            "--depth", "1", "--width", "32", "--seq-len", "16", "--batch-size", "4", "--steps", "3",
-            "--out", str(tmp_path / "run")]
-    bad = subprocess.run(base + ["--heads", "5"], env=env, capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0, bad.stderr
-    assert "width 32 is not divisible by heads 5" in bad.stderr and not (tmp_path / "run").exists()
-    ok = subprocess.run(base + ["--json"], env=env, capture_output=True, text=True, timeout=300)
-    assert ok.returncode == 0, ok.stderr[-2000:]
-    result = json.loads((tmp_path / "run" / "result.json").read_text())
-    assert result["status"] == "completed" and result["steps_done"] == 3
-    assert json.loads(ok.stdout)["config"]["heads"] == 2
+def test_cli_trains_and_prints_the_summary(corpus, tmp_path, capsys):
+    out = tmp_path / "run"
+    status = cli.main(["train", "--no-progress", "--json", "--corpus", corpus, "--vocab-size", "300", "--depth", "1",
+                       "--width", "32", "--seq-len", "16", "--batch-size", "4", "--steps", "3", "--out", str(out)])
+    printed = json.loads(capsys.readouterr().out)
+    assert status == 0 and printed["status"] == "completed" and printed["steps_done"] == 3
+    assert printed["config"]["heads"] == 2  # the default head count, resolved and recorded
+    assert json.loads((out / "config.json").read_text()) == printed["config"]

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from dwlib.experiments import transition as tr
+from dwlib.viz import experiments as vx
+from dwlib.viz import render as plots
 from dwlib.errors import InputError
 
 BUDGETS = [1e4, 1e5, 1e6, 1e7]
@@ -106,19 +108,18 @@ def test_spread_across_depths_compares_depth_with_a_doubling_of_size():
 
 
 def test_charts_carry_the_pairs_and_transitions_for_the_static_page():
-    from dwlib.viz import render as plots
 
     f = {1: lambda x: 5 - 0.5 * x, 2: lambda x: 5 - 0.5 * x + 0.25 * (5.5 - x),
          4: lambda x: 5 - 0.5 * x + 0.25 * (5.5 - x) + 0.25 * (6.0 - x)}
     recs = records(f)
     results = tr.transitions(recs, n_boot=10)
     assert [t["status"] for t in results] == ["crossing", "crossing"]
-    spec = plots.spec_json(tr.loss_chart(recs, results))
+    spec = plots.spec_json(vx.loss_chart(recs, results))
     assert '"name": "pair"' in spec and "[[1, 2], [2, 4]]" in spec
     assert f"{results[0]['budget']}" in spec  # the crossing the slider marks comes from transition()
-    fit_spec = plots.spec_json(tr.transition_chart(results))
+    fit_spec = plots.spec_json(vx.transition_chart(results))
     assert '"mark": {"color": "black"' in fit_spec or "strokeDash" in fit_spec  # the fitted line is drawn
-    no_fit = plots.spec_json(tr.transition_chart(results[:1]))
+    no_fit = plots.spec_json(vx.transition_chart(results[:1]))
     assert "strokeDash" not in no_fit
 
 

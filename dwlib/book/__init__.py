@@ -12,15 +12,14 @@
 from __future__ import annotations
 
 from dwlib import env
-
-from dwlib.viz import render as plots
+from dwlib.viz import render
 
 COLAB_INSTALL = "dwlib @ git+https://github.com/dwbook/depth-width-interplay"
 
 
 def setup() -> str:
     """Enable the book's chart renderer; return the environment report as text."""
-    plots.enable()
+    render.enable()
     return env.format_report()
 
 

@@ -13,9 +13,13 @@ with ``normalize=None`` (the raw bilinear score of eq. 3), the Transformer layer
   how far a forward pass is from y(t x) = t^(3^L) y(x). With ``modulus=p`` the same forward
   pass runs over the field GF(p) (:func:`mod_einsum`), for the exact ranks of :mod:`dwlib.core.seprank`.
 - :func:`init_transformer_params`, :func:`transformer_forward`: eqs. (1)-(2): softmax
-  attention, residual, LayerNorm, ReLU feed-forward, LayerNorm between layers.
+  attention, residual, LayerNorm, ReLU feed-forward, LayerNorm between layers;
+  :func:`attention_forward`: eq. (1)'s attention alone, stacked (the softmax contrast of the
+  measured ranks, and the attention-only decoder of the induction-head experiment).
 - :func:`expansion_terms`, :func:`count_terms`: the counting behind C = (3^L - 1)/2 of eq. (4),
   by symbolic expansion (small cases) and by a forward pass of the network itself.
+- :func:`neighbour_pairs_function`: a local, convolution-like function, the contrast of
+  Proposition 1 (grid matrices and their ranks are :mod:`dwlib.core.seprank`).
 
 Layout: inputs ``x`` are (..., N, d_x); per layer, ``q``, ``k``, ``v`` are (H, d_a, d_x)
 (W^{Q,l,h}, W^{K,l,h}, W^{V,l,h} for every head h) and ``o`` is (H, d_x, d_a) (W^{O,l,h}).
@@ -33,6 +37,7 @@ import jax
 import jax.numpy as jnp
 
 from dwlib.core.attention import attend
+from dwlib.core.attention import weights as attention_weights
 from dwlib.errors import InputError, require, require_int
 
 WEIGHT_NAMES = ("q", "k", "v", "o")
@@ -120,8 +125,7 @@ def layer(weights: dict, x, modulus: int | None = None):
     """
     if modulus is None:
         q, k, v = project(weights, x)
-        a = attend(q, k, v, normalize=None)  # sum_j <q^i, k^j> v^j, per head: (..., N, H, d_a)
-        return jnp.einsum("...nha,hda->...nd", a, weights["o"])
+        return combine_heads(weights, attend(q, k, v, normalize=None))  # sum_j <q^i, k^j> v^j, per head
     q, k, v = project(weights, x, functools.partial(mod_einsum, modulus=modulus))
     scores = mod_einsum("...ihd,...jhd->...hij", q, k, modulus)
     a = mod_einsum("...hij,...jhd->...ihd", scores, v, modulus)
@@ -133,6 +137,11 @@ def project(weights: dict, x, einsum=jnp.einsum):
     each (..., N, H, d_a); ``einsum`` is jnp.einsum or, over GF(p), :func:`mod_einsum` with its
     modulus bound."""
     return tuple(einsum("...nd,had->...nha", x, weights[name]) for name in ("q", "k", "v"))
+
+
+def combine_heads(weights: dict, a):
+    """sum_h W^{O,h} a^h: the heads' outputs (..., N, H, d_a) mapped back to (..., N, d_x)."""
+    return jnp.einsum("...nha,hda->...nd", a, weights["o"])
 
 
 MAX_MODULUS = 2 ** 31
@@ -278,8 +287,23 @@ def layer_norm(x, eps: float = 1e-6):
 def self_attention(weights: dict, x, causal: bool = False):
     """f_SA of eq. (1): softmax over j of <W^Q x^i, W^K x^j> / sqrt(d_a), times W^O W^V x^j,
     summed over heads (``causal``: over j <= i only, as in a decoder)."""
-    a = attend(*project(weights, x), normalize="softmax", causal=causal)
-    return jnp.einsum("...nha,hda->...nd", a, weights["o"])
+    return combine_heads(weights, attend(*project(weights, x), normalize="softmax", causal=causal))
+
+
+def attention_forward(params: Sequence[dict], x, residual: bool = False, causal: bool = False,
+                      return_patterns: bool = False):
+    """f_SA of eq. (1) stacked L times, with no LayerNorm and no feed-forward block:
+    x^{l+1} = f_SA(x^l), or x^l + f_SA(x^l) with ``residual``. ``causal``: each position sees
+    only itself and earlier ones (a decoder). With ``return_patterns`` also each layer's
+    softmax attention weights (..., H, N, N), from the same queries and keys."""
+    patterns = []
+    for weights in params:
+        q, k, v = project(weights, x)
+        if return_patterns:
+            patterns.append(attention_weights(q, k, causal=causal))
+        y = combine_heads(weights, attend(q, k, v, normalize="softmax", causal=causal))
+        x = x + y if residual else y
+    return (x, patterns) if return_patterns else x
 
 
 def feed_forward(weights: dict, h):
@@ -308,63 +332,8 @@ def transformer_forward(params: Sequence[dict], x):
     return x
 
 
-__all__ = ["InputError", "check_modulus", "check_shape", "constant_params", "count_terms", "degree",
-           "expansion_terms", "feed_forward", "forward", "homogeneity_residual", "init_params",
-           "init_transformer_params", "layer", "layer_norm", "mod_einsum", "project", "self_attention", "shape_of",
-           "summed_indices", "transformer_forward", "transformer_layer"]
-
-
 # ---------------------------------------------------------------------------------------------
-# Illustrating eq. (5): a grid matrix whose rank lower-bounds the separation rank
-
-def partition_matrix(fn, points, n_positions: int, part_a: Sequence[int]):
-    """The grid matrix of a scalar function of N positions w.r.t. a partition (A, B).
-
-    Every position takes each of the M vectors in ``points`` (M, d_x); ``fn`` maps a batch of
-    inputs (M^N, N, d_x) to (M^N,) outputs. The M^N values, arranged with the positions of A
-    indexing rows and those of B columns, form an (M^|A|, M^|B|) matrix whose rank is at most
-    the separation rank of eq. (5) w.r.t. (A, B): a sum of R products g(A) g'(B) gives a
-    matrix of rank at most R (the grid-tensor argument of the paper's proof sketch).
-    """
-    import numpy as np
-
-    points = np.asarray(points)
-    require_int("n_positions", n_positions, 2)
-    require(points.ndim == 2 and points.shape[0] >= 1, "points must be an (M, d_x) array")
-    part_a = sorted(set(int(a) for a in part_a))
-    require(part_a and all(0 <= a < n_positions for a in part_a) and len(part_a) < n_positions,
-            f"part_a must be a non-empty proper subset of positions 0..{n_positions - 1}, got {part_a}")
-    part_b = [p for p in range(n_positions) if p not in part_a]
-    M = points.shape[0]
-    require(M ** n_positions <= 2 ** 20, f"M^N = {M}^{n_positions} grid points is too many (at most 2^20)")
-    return arrange_grid(np.asarray(fn(grid_points(points, n_positions))), M, part_a, part_b)
-
-
-def grid_points(points, n_positions: int):
-    """Every assignment of the M vectors in ``points`` (M, d_x) to N positions: (M^N, N, d_x),
-    the last position varying fastest."""
-    import numpy as np
-
-    M = len(points)
-    return points[np.indices((M,) * n_positions).reshape(n_positions, -1).T]
-
-
-def arrange_grid(values, M: int, part_a, part_b):
-    """The M^N values of a function on :func:`grid_points` as the (M^|A|, M^|B|) matrix with the
-    positions of A indexing rows and those of B columns."""
-    values = values.reshape((M,) * (len(part_a) + len(part_b)))
-    return values.transpose(list(part_a) + list(part_b)).reshape(M ** len(part_a), M ** len(part_b))
-
-
-def balanced_partitions(n_positions: int) -> list[tuple[int, ...]]:
-    """The balanced partitions (A, B) of N positions, |A| = |B| = N/2, each given by A with
-    position 0 in A (so that (A, B) and (B, A) are listed once)."""
-    import itertools
-
-    require_int("n_positions", n_positions, 2)
-    require(n_positions % 2 == 0, f"balanced partitions need an even number of positions, got {n_positions}")
-    return [(0,) + rest for rest in itertools.combinations(range(1, n_positions), n_positions // 2 - 1)]
-
+# A local function, the contrast of Proposition 1
 
 def neighbour_pairs_function(x):
     """A toy local (convolution-like) function for contrast with self-attention: positions are

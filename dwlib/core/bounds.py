@@ -25,12 +25,12 @@ float64 (Corollaries 1 and 2) are carried as log3(width) internally.
 
 from __future__ import annotations
 
-import argparse
 import math
 
 import numpy as np
 
 from dwlib.errors import InputError, require, require_int
+from dwlib.fmt import number
 
 LOG3_2 = math.log(2.0) / math.log(3.0)
 LOG10_3 = math.log10(3.0)
@@ -53,8 +53,7 @@ def depth_threshold(width):
     """
     d_x = np.asarray(width, dtype=float)
     require(np.all(d_x >= 1), f"width must be >= 1, got {width!r}")
-    out = np.log(d_x) / np.log(3.0)
-    return out if out.ndim else float(out)
+    return _scalar(_log3(d_x))
 
 
 def regime(depth, width):
@@ -80,10 +79,6 @@ def _first(mask_bad, *arrays):
     return [np.broadcast_to(a, mask_bad.shape)[idx] for a in arrays]
 
 
-def _fmt(v) -> str:
-    return f"{float(v):g}"
-
-
 def _arrays(depth, width, heads):
     """(L, d_x, H) as broadcast float arrays, after checking L >= 1, H >= 1, d_x > H."""
     try:
@@ -93,17 +88,17 @@ def _arrays(depth, width, heads):
     for name, a in (("depth", L), ("width", d_x), ("heads", H)):
         bad = ~np.isfinite(a)
         if np.any(bad):
-            raise InputError(f"{name} must be finite, got {_fmt(_first(bad, a)[0])}")
+            raise InputError(f"{name} must be finite, got {number(_first(bad, a)[0])}")
     bad = L < 1
     if np.any(bad):
-        raise InputError(f"depth must be >= 1, got {_fmt(_first(bad, L)[0])}")
+        raise InputError(f"depth must be >= 1, got {number(_first(bad, L)[0])}")
     bad = H < 1
     if np.any(bad):
-        raise InputError(f"heads must be >= 1, got {_fmt(_first(bad, H)[0])}")
+        raise InputError(f"heads must be >= 1, got {number(_first(bad, H)[0])}")
     bad = d_x <= H
     if np.any(bad):
         w, h = _first(bad, d_x, H)
-        raise InputError(f"width must exceed heads (the bounds use log3(d_x - H)): width {_fmt(w)} <= heads {_fmt(h)}")
+        raise InputError(f"width must exceed heads (the bounds use log3(d_x - H)): width {number(w)} <= heads {number(h)}")
     return L, d_x, H
 
 
@@ -111,14 +106,14 @@ def _require_theorem1(L, d_x):
     bad = ~(L < _log3(d_x))
     if np.any(bad):
         l, w = _first(bad, L, d_x)
-        raise InputError(f"Theorem 1 needs depth < log3(width): depth {_fmt(l)} >= log3({_fmt(w)}) = {_log3(w):.2f}")
+        raise InputError(f"Theorem 1 needs depth < log3(width): depth {number(l)} >= log3({number(w)}) = {_log3(w):.2f}")
 
 
 def _require_theorem2(L, d_x):
     bad = ~(L > _log3(d_x))
     if np.any(bad):
         l, w = _first(bad, L, d_x)
-        raise InputError(f"Theorem 2 needs depth > log3(width): depth {_fmt(l)} <= log3({_fmt(w)}) = {_log3(w):.2f}")
+        raise InputError(f"Theorem 2 needs depth > log3(width): depth {number(l)} <= log3({number(w)}) = {_log3(w):.2f}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,7 +297,7 @@ def _readings(d_x, H, L):
     t1 = lambda L_, w_, h_: float(_t1_lower(np.float64(L_), _log3(np.float64(w_)), np.float64(h_)))
     as_written = t1(L, d_x, H)
     log3 = lambda v: math.log(v) / ln3
-    out = [
+    return [
         ("as_written", "eq. (7) as printed: log3 throughout, shallow upper (3^Ls-1)/2 log3(d_s+H), "
          "deep lower 3^(L-2)(log3(d_x-H) - L + 2 - log3 2)", as_written, None),
         ("deep_natural_log", "deep lower bound read as ln(sep) (log3 value times ln 3), shallow upper in log3: "
@@ -321,7 +316,6 @@ def _readings(d_x, H, L):
         ("bert_width_1024", "deep width 1024 (BERT-large's actual hidden size) instead of 1000",
          t1(L, 1024, H), None),
     ]
-    return out
 
 
 def corollary1_readings(width=1000, heads=16, depth=6, shallow_depths=(2, 3)):
@@ -450,108 +444,3 @@ def corollary2_smallest_constant(width, heads, depth, integer_depth=False, tol=1
             ok = False
         lo, hi = (lo, mid) if ok else (mid, hi)
     return hi
-
-
-# ---------------------------------------------------------------------------------------------
-# Command line
-
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
-def any_width_sentence(shallow_depth: int) -> str:
-    """What :func:`corollary1_width` means when it returns ``any_width``."""
-    return (f"a depth-{shallow_depth} network of any width reaches it: its eq. (7) upper bound "
-            f"already does at width 1, so the bounds do not separate the two networks")
-
-
-def heads_note(width, heads) -> str | None:
-    """A note when H does not divide d_x (None otherwise).
-
-    The bounds of eqs. (7)-(8) are formulas in (L, d_x, H) and need only 1 <= H < d_x; a network
-    of eq. (3) also needs d_a = d_x / H to be an integer. The paper itself evaluates the bounds
-    at d_x = 1000, H = 16 (its BERT-large example), which no such network has, so the bounds
-    accept it and the command line says so.
-    """
-    if int(width) % int(heads) == 0:
-        return None
-    return (f"heads {heads} do not divide width {width}: no network of eq. (3) has this shape "
-            f"(d_a = d_x / H); the bounds are evaluated as formulas, as the paper does for d_x = 1000, H = 16")
-
-
-def _run_bounds(args) -> int:
-    b = separation_rank_bounds(args.depth, args.width, args.heads)
-    out = {"depth": args.depth, "width": args.width, "heads": args.heads,
-           "threshold": depth_threshold(args.width), "regime": regime(args.depth, args.width),
-           "theorem": b["theorem"] or None,
-           "log3_sep": {"lower": b["lower"], "upper": b["upper"]},
-           "log10_sep": {"lower": log3_to_log10(b["lower"]), "upper": log3_to_log10(b["upper"])},
-           "note": heads_note(args.width, args.heads)}
-    if args.json:
-        from dwlib.cli import print_json
-        print_json(_json_safe(out))
-        return 0
-    eq = {1: "Theorem 1, eq. (7)", 2: "Theorem 2, eq. (8)"}.get(b["theorem"], "neither theorem applies")
-    print(f"depth {args.depth}, width {args.width}, heads {args.heads}")
-    print(f"threshold log3(width) = {out['threshold']:.4f}; regime: {out['regime']} ({eq})")
-    print(f"log3 sep:  {b['lower']:.6g} <= log3 sep <= {b['upper']:.6g}")
-    print(f"log10 sep: {out['log10_sep']['lower']:.6g} <= log10 sep <= {out['log10_sep']['upper']:.6g}")
-    if out["note"]:
-        print(f"note: {out['note']}")
-    return 0
-
-
-def _run_corollary1(args) -> int:
-    r = corollary1_width(args.width, args.heads, args.depth, args.shallow_depth)
-    out = {"width": args.width, "heads": args.heads, "depth": args.depth, "shallow_depth": args.shallow_depth, **r,
-           "note": heads_note(args.width, args.heads)}
-    if args.json:
-        from dwlib.cli import print_json
-        print_json(_json_safe(out))
-        return 0
-    print(f"deep network: depth {args.depth}, width {args.width}, heads {args.heads}; "
-          f"eq. (7) lower bound log3 sep = {r['log3_sep_target']:.6g}")
-    if r["any_width"]:
-        print(any_width_sentence(args.shallow_depth))
-    else:
-        print(f"a depth-{args.shallow_depth} network needs width >= {r['width']:.4g} "
-              f"(log10 = {r['log10_width']:.4f}) for its eq. (7) upper bound to reach it")
-    if out["note"]:
-        print(f"note: {out['note']}")
-    return 0
-
-
-def _json_safe(obj):
-    if isinstance(obj, dict):
-        return {k: _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
-def add_commands(sub) -> None:
-    """Register ``dwlib bounds`` and ``dwlib corollary1``."""
-    p = sub.add_parser("bounds", help="regime, threshold and separation-rank bounds (eqs. 7, 8)",
-                       description="Regime, depth threshold log3(width) and the bounds on log3 and log10 "
-                                   "of the separation rank (Theorem 1, eq. 7 or Theorem 2, eq. 8).")
-    p.add_argument("--width", type=_positive_int, required=True, help="d_x")
-    p.add_argument("--heads", type=_positive_int, required=True, help="H (< width; a note is printed unless it divides the width)")
-    p.add_argument("--depth", type=_positive_int, required=True, help="L")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(run=_run_bounds)
-
-    p = sub.add_parser("corollary1", help="width a shallower network needs to match a deep one (Corollary 1)",
-                       description="Smallest width of a depth --shallow-depth network whose eq. (7) upper bound "
-                                   "reaches the eq. (7) lower bound of the deep network.")
-    p.add_argument("--width", type=_positive_int, required=True, help="d_x of the deep network")
-    p.add_argument("--heads", type=_positive_int, required=True, help="H (both networks)")
-    p.add_argument("--depth", type=_positive_int, required=True, help="L of the deep network (< log3 width)")
-    p.add_argument("--shallow-depth", type=_positive_int, required=True, help="L of the shallow network")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(run=_run_corollary1)

@@ -7,10 +7,12 @@ a matrix M(y) whose rows are indexed by the templates at the positions in A and 
 by those in B. A sum of R separable products gives a sum of R rank-one matrices, so
 rank M(y) <= sep(y; A, B). This module measures that rank.
 
-- :func:`grid_matrix`: M(y) for the analysed network (:func:`dwlib.core.analysed.forward`, with or
-  without residual), over GF(p) or in floating point, evaluated in jitted chunks so memory stays
-  bounded; duplicate rows and columns (which the permutation symmetry of eq. 3 produces in
-  numbers) are dropped, which leaves the rank unchanged.
+- :func:`arrange`: the one grid-matrix builder, from the values on the grid to M(y);
+  :func:`partition_matrix` builds M(y) for any function of N positions, :func:`grid_matrix`
+  for the analysed network (:func:`dwlib.core.analysed.forward`, with or without residual),
+  over GF(p) or in floating point, evaluated in jitted chunks so memory stays bounded
+  (:func:`grid_values`); duplicate rows and columns (which the permutation symmetry of eq. 3
+  produces in numbers) are dropped, which leaves the rank unchanged.
 - :func:`rank_mod_p`: exact rank over GF(p) by Gaussian elimination, vectorised over rows.
 - :func:`measure`: the rank for several primes and weight draws (weights uniform in GF(p),
   integer template vectors). Every r x r minor of M(y) is an integer polynomial in the weights;
@@ -24,21 +26,24 @@ rank M(y) <= sep(y; A, B). This module measures that rank.
   network's degree obeys (split each monomial into its A-part and its B-part).
 - :func:`float_rank`, :func:`softmax_rank`: singular-value ranks, for the cross-check and for
   the softmax network (eq. 1 attention stacked, not a polynomial).
-- :func:`sweep`: the chapter's measurements (``dwlib seprank --sweep``).
+- :func:`proposition1`: the ranks of every balanced partition, against a local contrast.
+
+The chapter's sweep over all of these, and its stored result, are
+:mod:`dwlib.experiments.seprank_sweep`.
 """
 
 from __future__ import annotations
 
 import functools
-import json
-import math
-import time
+import itertools
 from math import comb
-from pathlib import Path
 from typing import Sequence
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
+from dwlib.core import analysed
 from dwlib.errors import require, require_int
 
 # Primes just below 2^31 (2^31 - 1 is a Mersenne prime); dwlib.core.analysed.mod_einsum needs p < 2^31.
@@ -46,11 +51,10 @@ PRIMES = (2147483647, 2147483629, 2147483587)
 CHUNK = 1 << 15  # grid points evaluated per jitted call
 MAX_GRID_POINTS = 1 << 24
 MAX_MATRIX_SIDE = 4096
-DATA_PATH = Path(__file__).resolve().parents[1] / "data" / "seprank.json"
 
 
 # ---------------------------------------------------------------------------------------------
-# Validation
+# Partitions
 
 def check_partition(n_positions: int, part_a: Sequence[int] | None, balanced: bool = True):
     """(A, B) as sorted tuples; A defaults to the first half of the positions.
@@ -75,10 +79,22 @@ def check_partition(n_positions: int, part_a: Sequence[int] | None, balanced: bo
     return a, tuple(p for p in range(n_positions) if p not in a)
 
 
-def _check_shape(depth, width, heads, n_positions, position, entry):
-    from dwlib.core.analysed import check_shape
+def balanced_partitions(n_positions: int) -> list[tuple[int, ...]]:
+    """The balanced partitions (A, B) of N positions, |A| = |B| = N/2, each given by A with
+    position 0 in A (so that (A, B) and (B, A) are listed once)."""
+    require_int("n_positions", n_positions, 2)
+    require(n_positions % 2 == 0, f"balanced partitions need an even number of positions, got {n_positions}")
+    return [(0,) + rest for rest in itertools.combinations(range(1, n_positions), n_positions // 2 - 1)]
 
-    check_shape(depth, width, heads)
+
+def partition_name(part_a, n_positions: int) -> str:
+    """'{1,2} | {3,4}' (1-based, as the paper numbers positions)."""
+    b = [p for p in range(n_positions) if p not in part_a]
+    return "{" + ",".join(str(p + 1) for p in part_a) + "} | {" + ",".join(str(p + 1) for p in b) + "}"
+
+
+def _check_shape(depth, width, heads, n_positions, position, entry):
+    analysed.check_shape(depth, width, heads)
     require_int("positions", n_positions, 2)
     require(isinstance(position, int) and 0 <= position < n_positions,
             f"output position must be in 0..{n_positions - 1}, got {position!r}")
@@ -87,7 +103,41 @@ def _check_shape(depth, width, heads, n_positions, position, entry):
 
 
 # ---------------------------------------------------------------------------------------------
-# Templates, weights and the grid matrix
+# The grid and its matrix
+
+def grid_points(table, n_positions: int):
+    """Every assignment of the M vectors in ``table`` (M, d_x) to N positions: (M^N, N, d_x),
+    in C order (position 0 varies slowest, the last position fastest)."""
+    M = len(table)
+    require(M ** n_positions <= MAX_GRID_POINTS,
+            f"M^N = {M}^{n_positions} grid points is too many (at most 2^24)")
+    return table[np.indices((M,) * n_positions).reshape(n_positions, -1).T]
+
+
+def arrange(values, M: int, part_a, part_b, dedupe: bool = False) -> np.ndarray:
+    """The grid matrix M(y): the M^N values of a function on the grid (C order, as
+    :func:`grid_points`) as the (M^|A|, M^|B|) matrix with the templates at the positions of A
+    indexing rows and those of B columns. ``dedupe`` drops repeated rows and columns (same rank)."""
+    values = np.asarray(values).reshape((M,) * (len(part_a) + len(part_b)))
+    mat = values.transpose(list(part_a) + list(part_b)).reshape(M ** len(part_a), M ** len(part_b))
+    if dedupe:
+        mat = np.unique(np.unique(mat, axis=0), axis=1)
+    return mat
+
+
+def partition_matrix(fn, table, n_positions: int, part_a: Sequence[int], dedupe: bool = False) -> np.ndarray:
+    """The grid matrix of any function of N positions w.r.t. (A, B): ``fn`` maps a batch of
+    inputs (M^N, N, d_x) to (M^N,) values; every position takes each of the M vectors in
+    ``table`` (M, d_x). Its rank is at most the separation rank of eq. (5) w.r.t. (A, B): a sum
+    of R products g(A) g'(B) gives a matrix of rank at most R."""
+    table = np.asarray(table)
+    require(table.ndim == 2 and table.shape[0] >= 1, "the templates must be an (M, d_x) array")
+    part_a, part_b = check_partition(n_positions, part_a, balanced=False)
+    return arrange(fn(grid_points(table, n_positions)), len(table), part_a, part_b, dedupe)
+
+
+# ---------------------------------------------------------------------------------------------
+# Templates, weights and the analysed network's grid matrix
 
 def templates(n_templates: int, width: int, seed: int = 0, span: int | None = None) -> np.ndarray:
     """M distinct integer template vectors in [-span, span]^d_x (int64, shape (M, d_x)); span
@@ -112,41 +162,32 @@ def templates(n_templates: int, width: int, seed: int = 0, span: int | None = No
 
 def field_params(depth: int, width: int, heads: int, modulus: int, seed: int = 0) -> list[dict]:
     """Weights of the analysed network drawn uniformly from GF(p) (int64 in [0, p))."""
-    from dwlib.core.analysed import constant_params
-
     rng = np.random.default_rng(seed)
     return [{k: np.asarray(rng.integers(0, modulus, size=v.shape), dtype=np.int64) for k, v in layer.items()}
-            for layer in constant_params(depth, width, heads)]
+            for layer in analysed.constant_params(depth, width, heads)]
 
 
 def real_params(depth: int, width: int, heads: int, seed: int = 0) -> list[dict]:
     """Small non-zero integer weights in {-9, ..., 9}, as float64: exact in floating point
     while the outputs stay below 2^53 (used for the floating-point cross-check)."""
-    from dwlib.core.analysed import constant_params
-
     rng = np.random.default_rng(seed)
     choices = np.array([v for v in range(-9, 10) if v], dtype=np.float64)
     return [{k: rng.choice(choices, size=v.shape) for k, v in layer.items()}
-            for layer in constant_params(depth, width, heads)]
+            for layer in analysed.constant_params(depth, width, heads)]
 
 
 @functools.lru_cache(maxsize=64)
 def _chunk_fn(n_positions, M, chunk, position, entry, residual, modulus, kind):
-    import jax
-    import jax.numpy as jnp
-
-    from dwlib.core import analysed
-
+    """y_p^i on ``chunk`` consecutive grid points from ``start``, jitted once per shape (the
+    weights are an argument, so new draws reuse the compiled function)."""
     powers = jnp.asarray([M ** (n_positions - 1 - k) for k in range(n_positions)], jnp.int64)
 
     def f(params, table, start):
         flat = start + jnp.arange(chunk, dtype=jnp.int64)
-        digits = (flat[:, None] // powers[None, :]) % M  # C order: position 0 varies slowest
+        digits = (flat[:, None] // powers[None, :]) % M  # C order, as grid_points
         x = table[digits]  # (chunk, N, d_x)
         if kind == "softmax":
-            for weights in params:
-                y = analysed.self_attention(weights, x)
-                x = y + x if residual else y
+            x = analysed.attention_forward(params, x, residual=residual)
         else:
             x = analysed.forward(params, x, residual=residual, modulus=modulus)
         return x[:, position, entry]
@@ -157,10 +198,8 @@ def _chunk_fn(n_positions, M, chunk, position, entry, residual, modulus, kind):
 def grid_values(params, table, n_positions: int, position: int = 0, entry: int = 0, residual: bool = False,
                 modulus: int | None = None, kind: str = "analysed", chunk: int = CHUNK) -> np.ndarray:
     """y_p^i on every point of the grid (all M^N assignments of templates to positions), in
-    C order (position 0 varies slowest). ``modulus``: over GF(p), else in float64."""
-    import jax
-    import jax.numpy as jnp
-
+    C order. ``modulus``: over GF(p), else in float64. ``kind="softmax"``: eq. (1)'s attention
+    stacked (:func:`dwlib.core.analysed.attention_forward`) instead of eq. (3)."""
     M = int(table.shape[0])
     total = M ** n_positions
     require(total <= MAX_GRID_POINTS, f"M^N = {M}^{n_positions} grid points is too many (at most 2^24)")
@@ -174,22 +213,11 @@ def grid_values(params, table, n_positions: int, position: int = 0, entry: int =
     return np.concatenate(parts)[:total]
 
 
-def arrange(values: np.ndarray, M: int, n_positions: int, part_a, part_b, dedupe: bool = True) -> np.ndarray:
-    """The grid values as the matrix M(y): rows indexed by the templates at the positions in A,
-    columns by those in B. ``dedupe`` drops repeated rows and columns (same rank)."""
-    from dwlib.core.analysed import arrange_grid
-
-    mat = arrange_grid(values, M, part_a, part_b)
-    if dedupe:
-        mat = np.unique(mat, axis=0)
-        mat = np.unique(mat, axis=1)
-    return mat
-
-
 def grid_matrix(depth: int, width: int, heads: int, n_positions: int, n_templates: int, part_a=None,
                 position: int = 0, entry: int = 0, residual: bool = False, modulus: int | None = PRIMES[0],
                 weight_seed: int = 0, template_seed: int = 0, balanced: bool = True, params=None) -> np.ndarray:
-    """M(y_p^i) of the analysed network w.r.t. (A, B) on a grid of M integer templates.
+    """M(y_p^i) of the analysed network w.r.t. (A, B) on a grid of M integer templates, with
+    repeated rows and columns dropped.
 
     ``modulus=p``: entries in GF(p), weights uniform in GF(p) (seeded); ``modulus=None``: float64
     with small integer weights (:func:`real_params`) unless ``params`` is given."""
@@ -200,7 +228,7 @@ def grid_matrix(depth: int, width: int, heads: int, n_positions: int, n_template
                   else real_params(depth, width, heads, weight_seed))
     table = templates(n_templates, width, template_seed)
     values = grid_values(params, table, n_positions, position, entry, residual, modulus)
-    return arrange(values, n_templates, n_positions, part_a, part_b)
+    return arrange(values, n_templates, part_a, part_b, dedupe=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,9 +238,7 @@ def rank_mod_p(matrix, modulus: int) -> int:
     """Rank over GF(p) of an integer matrix, by Gaussian elimination (each pivot eliminates all
     rows below it at once). Entries are reduced into [0, p); p < 2^31 keeps every product
     below 2^62."""
-    from dwlib.core.analysed import check_modulus
-
-    check_modulus(modulus)
+    analysed.check_modulus(modulus)
     a = np.array(matrix, dtype=np.int64) % modulus
     require(a.ndim == 2, f"matrix must be 2-D, got shape {a.shape}")
     if a.shape[0] > a.shape[1]:
@@ -288,11 +314,10 @@ def measure(depth: int, width: int, heads: int, n_positions: int, n_templates: i
             draws: int = 2, balanced: bool = True, template_seed: int = 0) -> dict:
     """Exact grid-matrix rank over GF(p) for every (prime, weight draw); a plain dict with
     ``rank`` (the largest), ``ranks`` (all), ``agree`` (all equal), the matrix shape after
-    dropping repeats, the grid cap, the polynomial-space bound and the seconds taken."""
+    dropping repeats, the grid cap and the polynomial-space bound."""
     require_int("draws", draws)
     require(len(primes) >= 1, "give at least one prime")
     part_a, part_b = check_partition(n_positions, part_a, balanced)
-    t0 = time.perf_counter()
     ranks, shape = [], None
     for k, p in enumerate(primes):
         for d in range(draws):
@@ -307,30 +332,27 @@ def measure(depth: int, width: int, heads: int, n_positions: int, n_templates: i
             "A": list(part_a), "B": list(part_b), "position": position, "entry": entry, "residual": residual,
             "rank": max(ranks), "ranks": ranks, "agree": len(set(ranks)) == 1, "matrix_shape": list(shape),
             "grid_cap": grid_cap(n_templates, n_positions, part_a, part_b, position),
-            "poly_dim": polynomial_dimension(depth, width, len(part_a), len(part_b), residual),
-            "seconds": round(time.perf_counter() - t0, 3)}
+            "poly_dim": polynomial_dimension(depth, width, len(part_a), len(part_b), residual)}
 
 
 def saturate(depth, width, heads, n_positions, start: int = 4, step: int = 2, max_templates: int = 64,
-             patience: int = 2, **kw) -> dict:
+             patience: int = 2, measure_with=measure, **kw) -> dict:
     """Grow the grid M = start, start + step, ... until the rank stops growing: ``patience``
     successive enlargements leave it unchanged (and below the grid cap). Returns the last
-    :func:`measure` dict plus ``history`` [(M, rank, grid cap)], ``saturated`` (False if
-    max_templates came first) and ``seconds`` for the whole growth."""
+    :func:`measure` dict plus ``history`` [(M, rank, grid cap)] and ``saturated`` (False if
+    max_templates came first). ``measure_with``: :func:`measure` or a wrapper of it (the sweep
+    times each measurement)."""
     require_int("patience", patience)
-    t0 = time.perf_counter()
     history, last = [], None
     M = start
     while M <= max_templates:
-        last = measure(depth, width, heads, n_positions, M, **kw)
+        last = measure_with(depth, width, heads, n_positions, M, **kw)
         history.append([M, last["rank"], last["grid_cap"]])
         tail = history[-(patience + 1):]
-        if (len(tail) == patience + 1 and len({h[1] for h in tail}) == 1 and tail[0][1] < tail[0][2]):
+        if len(tail) == patience + 1 and len({h[1] for h in tail}) == 1 and tail[0][1] < tail[0][2]:
             break
         M += step
-    done = M <= max_templates
-    return {**last, "history": history, "saturated": done, "seconds": round(time.perf_counter() - t0, 3),
-            "last_seconds": last["seconds"]}
+    return {**last, "history": history, "saturated": M <= max_templates}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -342,19 +364,15 @@ def softmax_rank(depth: int, width: int, heads: int, n_positions: int, n_templat
     """Grid-matrix rank of the network with softmax attention (eq. 1's f_SA stacked L times, no
     LayerNorm or feed-forward), Gaussian weights, templates scaled to unit size. Not a polynomial:
     only floating-point ranks, at several relative tolerances."""
-    import jax
-
-    from dwlib.core.analysed import check_shape, init_params
-
-    check_shape(depth, width, heads)
+    analysed.check_shape(depth, width, heads)
     part_a, part_b = check_partition(n_positions, part_a)
     with jax.enable_x64(True):
         params = [{k: np.asarray(v) for k, v in layer.items()}
-                  for layer in init_params(jax.random.PRNGKey(seed), depth, width, heads, scale=1.0,
-                                           dtype=np.float64)]
+                  for layer in analysed.init_params(jax.random.PRNGKey(seed), depth, width, heads, scale=1.0,
+                                                    dtype=np.float64)]
     table = templates(n_templates, width, seed).astype(np.float64) / 3.0
     values = grid_values(params, table, n_positions, position, entry, residual, None, kind="softmax")
-    mat = arrange(values, n_templates, n_positions, part_a, part_b)
+    mat = arrange(values, n_templates, part_a, part_b, dedupe=True)
     s = np.linalg.svd(mat, compute_uv=False)
     return {"depth": depth, "width": width, "heads": heads, "positions": n_positions, "templates": n_templates,
             "matrix_shape": list(mat.shape), "grid_cap": grid_cap(n_templates, n_positions, part_a, part_b, position),
@@ -369,38 +387,24 @@ def function_rank(fn, n_positions: int, n_templates: int, width: int, part_a, mo
                   template_seed: int = 0) -> int:
     """Exact GF(p) rank of the grid matrix of an integer-valued function ``fn`` of N positions
     ((..., N, d_x) int64 -> (...,) int64, exact in int64 on the grid), w.r.t. (A, B)."""
-    import jax
-    import jax.numpy as jnp
-
-    part_a, part_b = check_partition(n_positions, part_a, balanced=False)
     table = templates(n_templates, width, template_seed)
-    total = n_templates ** n_positions
-    require(total <= MAX_GRID_POINTS, f"M^N = {n_templates}^{n_positions} grid points is too many (at most 2^24)")
-    from dwlib.core.analysed import grid_points
-
     with jax.enable_x64(True):
-        values = np.asarray(fn(jnp.asarray(grid_points(table, n_positions), jnp.int64))) % modulus
-    return rank_mod_p(arrange(values, n_templates, n_positions, part_a, part_b), modulus)
-
-
-def partition_name(part_a, n_positions: int) -> str:
-    """'{1,2} | {3,4}' (1-based, as the paper numbers positions)."""
-    b = [p for p in range(n_positions) if p not in part_a]
-    return "{" + ",".join(str(p + 1) for p in part_a) + "} | {" + ",".join(str(p + 1) for p in b) + "}"
+        mat = partition_matrix(lambda x: np.asarray(fn(jnp.asarray(x, jnp.int64))) % modulus,
+                               table, n_positions, part_a, dedupe=True)
+    return rank_mod_p(mat, modulus)
 
 
 def proposition1(depth: int, width: int, heads: int, n_positions: int, n_templates: int, position: int = 0,
                  **kw) -> list[dict]:
     """Exact ranks of the analysed network and of the local contrast
     (:func:`dwlib.core.analysed.neighbour_pairs_function`) for every balanced partition."""
-    from dwlib.core.analysed import balanced_partitions, neighbour_pairs_function
-
     rows = []
     for part_a in balanced_partitions(n_positions):
         m = measure(depth, width, heads, n_positions, n_templates, part_a, position, **kw)
         rows.append({"partition": partition_name(part_a, n_positions), "A": list(part_a),
                      "attention": m["rank"], "agree": m["agree"],
-                     "local": function_rank(neighbour_pairs_function, n_positions, n_templates, width, part_a)})
+                     "local": function_rank(analysed.neighbour_pairs_function, n_positions, n_templates, width,
+                                            part_a)})
     return rows
 
 
@@ -416,162 +420,12 @@ def float_vs_exact(depth: int, width: int, heads: int, n_positions: int, n_templ
     params = real_params(depth, width, heads, seed)
     table = templates(n_templates, width, 0)
     fvals = grid_values(params, table, n_positions)
-    fmat = arrange(fvals, n_templates, n_positions, part_a, part_b)
-    r_float, s = float_rank(fmat)
+    r_float, s = float_rank(arrange(fvals, n_templates, part_a, part_b, dedupe=True))
     p = PRIMES[0]
     iparams = [{k: (v.astype(np.int64) % p) for k, v in layer.items()} for layer in params]
     evals = grid_values(iparams, table, n_positions, modulus=p)
-    r_exact = rank_mod_p(arrange(evals, n_templates, n_positions, part_a, part_b), p)
+    r_exact = rank_mod_p(arrange(evals, n_templates, part_a, part_b, dedupe=True), p)
     return {"depth": depth, "width": width, "heads": heads, "positions": n_positions, "templates": n_templates,
             "exact": r_exact, "float": r_float, "max_abs_entry": float(np.max(np.abs(fvals))),
             "exact_in_float64": bool(np.max(np.abs(fvals)) < 2.0 ** 53),
             "singular_values": [float(v) for v in s / s[0]]}
-
-
-# ---------------------------------------------------------------------------------------------
-# The chapter's sweep
-
-# (depth, width) pairs measured at N = 4, H = 1: rank against depth at widths 1-3 and against
-# width at depths 1-3. L = 3 stops at d_x = 2 (d_x = 3 needs a grid matrix past 4096 rows).
-SWEEP_SHAPES = [(1, w) for w in range(1, 9)] + [(2, w) for w in range(1, 5)] + [(3, 1), (3, 2)]
-
-
-def _bounds(depth, width, heads):
-    from dwlib.core.bounds import separation_rank_bounds
-
-    b = separation_rank_bounds(depth, width, heads) if width > heads else None
-    if b is None:
-        return None, None, None
-    lo, hi = (float(b[k]) if np.isfinite(b[k]) else None for k in ("lower", "upper"))
-    return lo, hi, (int(b["theorem"]) or None)
-
-
-def sweep(quick: bool = False, log=print) -> dict:
-    """Every measurement of the chapter (``quick``: a small subset, for tests). Returns a plain
-    dict (JSON-ready) with the timings of each part and of the largest measurement."""
-    t0 = time.perf_counter()
-    out = {"primes": list(PRIMES[:2]), "draws": 2, "positions": 4, "heads": 1}
-    shapes = SWEEP_SHAPES if not quick else [(1, 2), (2, 1)]
-    ranks = []
-    for depth, width in shapes:
-        m = saturate(depth, width, 1, 4, start=6, step=4, max_templates=46)
-        lo, hi, thm = _bounds(depth, width, 1)
-        m.update({"log3_lower": lo, "log3_upper": hi, "theorem": thm})
-        ranks.append(m)
-        log(f"L={depth} d_x={width}: rank {m['rank']} (grid {m['history']}, {m['seconds']} s)")
-    out["ranks"] = ranks
-    extra = [] if quick else [  # heads, positions, residual at L = 2, d_x = 2 (and d_x = 4 for heads)
-        ("heads", dict(depth=2, width=2, heads=2, n_positions=4)),
-        ("heads", dict(depth=1, width=4, heads=2, n_positions=4)),
-        ("heads", dict(depth=1, width=4, heads=4, n_positions=4)),
-        ("heads", dict(depth=2, width=4, heads=2, n_positions=4)),
-        ("positions", dict(depth=2, width=2, heads=1, n_positions=2)),
-        ("positions", dict(depth=2, width=2, heads=1, n_positions=6)),
-        ("residual", dict(depth=2, width=2, heads=1, n_positions=4, residual=True)),
-        ("residual", dict(depth=1, width=4, heads=1, n_positions=4, residual=True)),
-    ]
-    variants = []
-    for what, kw in extra:
-        grid = dict(start=6, step=4, max_templates=46) if kw["n_positions"] <= 4 else dict(start=5, step=2, max_templates=9)
-        m = saturate(**grid, **kw)
-        m["varies"] = what
-        variants.append(m)
-        log(f"{what}: {kw} rank {m['rank']} ({m['seconds']} s)")
-    out["variants"] = variants
-    out["proposition1"] = {
-        "N4": proposition1(2, 2, 1, 4, 10),
-        "N6": proposition1(2, 1, 1, 6, 7) if not quick else []}
-    log("proposition 1 done")
-    out["float_vs_exact"] = [float_vs_exact(*a) for a in
-                             ([(1, 2, 1, 4, 8)] if quick else
-                              [(1, 2, 1, 4, 8), (1, 4, 1, 4, 8), (2, 1, 1, 4, 10), (2, 2, 1, 4, 14),
-                               (3, 1, 1, 4, 10), (3, 2, 1, 4, 34)])]
-    log("float vs exact done")
-    out["softmax"] = [softmax_rank(L, 2, 1, 4, M) for L in (1, 2) for M in ((6,) if quick else (6, 10, 14))]
-    for s in out["softmax"]:
-        s.pop("singular_values")
-    log("softmax done")
-    largest = max(ranks + variants, key=lambda m: m["seconds"])
-    out["timing"] = {"sweep_seconds": round(time.perf_counter() - t0, 1),
-                     "largest": {k: largest[k] for k in ("depth", "width", "heads", "positions", "templates",
-                                                         "matrix_shape", "rank", "seconds")}}
-    return out
-
-
-def write_sweep(result: dict, path: str | Path = DATA_PATH) -> Path:
-    """Store a :func:`sweep` result (default: the packaged data file the chapter reads)."""
-    from dwlib.store import write_json
-
-    return write_json(path, result, indent=1)
-
-
-def load(path: str | Path = DATA_PATH) -> dict:
-    """The stored sweep (dwlib/data/seprank.json, written by ``dwlib seprank --sweep``)."""
-    path = Path(path)
-    require(path.exists(), f"no stored sweep at {path}: run `dwlib seprank --sweep`")
-    return json.loads(path.read_text())
-
-
-# ---------------------------------------------------------------------------------------------
-# Command line
-
-def _run(args) -> int:
-    from dwlib.cli import print_json
-
-    if args.sweep:
-        out = sweep(quick=args.quick, log=(lambda *_: None) if args.json else print)
-        if args.out:
-            write_sweep(out, args.out)
-        if args.json:
-            print_json(out)
-        else:
-            t = out["timing"]
-            print(f"sweep: {t['sweep_seconds']} s; largest measurement {t['largest']}"
-                  + (f"; written to {args.out}" if args.out else ""))
-        return 0
-    require(all(v is not None for v in (args.depth, args.width, args.heads)),
-            "give --depth, --width and --heads (or --sweep)")
-    part_a = [int(a) - 1 for a in args.part_a.split(",")] if args.part_a else None
-    kw = dict(part_a=part_a, position=args.position - 1, entry=args.entry - 1, residual=args.residual,
-              primes=PRIMES[:args.primes], draws=args.draws)
-    if args.templates:
-        m = measure(args.depth, args.width, args.heads, args.positions, args.templates, **kw)
-    else:
-        m = saturate(args.depth, args.width, args.heads, args.positions, **kw)
-    lo, hi, thm = _bounds(args.depth, args.width, args.heads)
-    m.update({"log3_lower": lo, "log3_upper": hi, "theorem": thm})
-    if args.json:
-        print_json(m)
-        return 0
-    print(f"L={m['depth']} d_x={m['width']} H={m['heads']} N={m['positions']} A={[a + 1 for a in m['A']]}: "
-          f"grid rank {m['rank']} over GF(p) (repeats {m['ranks']}, M={m['templates']}, matrix {m['matrix_shape']})")
-    if "history" in m:
-        print(f"grid growth (M, rank, grid cap): {m['history']}; saturated: {m['saturated']}")
-    print(f"polynomial-space bound {m['poly_dim']}; log3 rank = {math.log(max(m['rank'], 1), 3):.3f}; "
-          + (f"theorem {thm} bounds on log3 sep: [{lo:.3f}, {hi:.3f}]" if thm else
-             "neither theorem applies (on the threshold, or width <= heads)"))
-    return 0
-
-
-def add_commands(sub) -> None:
-    """Register ``dwlib seprank``."""
-    p = sub.add_parser("seprank", help="measured grid-matrix ranks of the analysed network (exact, over GF(p))",
-                       description="Rank of the grid matrix M(y) of output entry p at position i of the analysed "
-                                   "network (eq. 3) w.r.t. a partition (A, B), exact over GF(p); a lower bound on "
-                                   "the separation rank. --sweep regenerates the chapter's measurements.")
-    p.add_argument("--depth", type=int, help="L")
-    p.add_argument("--width", type=int, help="d_x")
-    p.add_argument("--heads", type=int, help="H (divides d_x)")
-    p.add_argument("--positions", type=int, default=4, help="N (default 4)")
-    p.add_argument("--part-a", help="positions in A, 1-based, comma-separated (default: the first half)")
-    p.add_argument("--position", type=int, default=1, help="output position i, 1-based (default 1)")
-    p.add_argument("--entry", type=int, default=1, help="output entry p, 1-based (default 1)")
-    p.add_argument("--templates", type=int, help="grid size M (default: grow until the rank stops growing)")
-    p.add_argument("--residual", action="store_true", help="with the residual connection")
-    p.add_argument("--primes", type=int, default=2, choices=(1, 2, 3), help="how many primes (default 2)")
-    p.add_argument("--draws", type=int, default=2, help="weight draws per prime (default 2)")
-    p.add_argument("--sweep", action="store_true", help="run the chapter's whole sweep")
-    p.add_argument("--quick", action="store_true", help="with --sweep: a small subset")
-    p.add_argument("--out", help="with --sweep: write the JSON here (e.g. dwlib/data/seprank.json)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(run=_run)

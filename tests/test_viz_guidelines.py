@@ -1,0 +1,171 @@
+"""Tests of dwlib.viz.guidelines: the advisor's Vega port of the Newton solver against the
+Python one, the real-models chart, the advisor chart, its HTML answer and live widget."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dwlib.core.fit import AUTHORS_FIT, Fit, nearby_shapes, optimal_depth, optimal_width, practical_shape, verdict
+from dwlib.errors import InputError
+from dwlib.experiments.catalogue import gpt3_table, load_models
+from dwlib.viz import guidelines as vg
+from dwlib.viz import render
+
+# ------------------------------------------------------------------------------------------
+# The Vega port of Newton's method, evaluated against dwlib.core.fit
+# ------------------------------------------------------------------------------------------
+
+
+class _Datum:
+    """Attribute access to a dict, as ``datum.x`` in a Vega expression."""
+
+    def __init__(self, values):
+        self.__dict__["values"] = values
+
+    def __getattr__(self, name):
+        return self.values[name]
+
+
+def _eval_vega(exprs, param, value):
+    """Evaluate the advisor's (field, expression) pairs as Vega would, in Python. The
+    expressions use only log, exp, pow, sqrt, min, max, round and arithmetic, which read the
+    same in both languages."""
+    datum = {}
+    ns = {"datum": _Datum(datum), param: value, "log": math.log, "exp": math.exp,
+          "pow": math.pow, "sqrt": math.sqrt, "min": min, "max": max,
+          "round": lambda x: math.floor(x + 0.5)}  # JavaScript's Math.round
+    for field, expr in exprs:
+        datum[field] = eval(expr, {"__builtins__": {}}, ns)  # noqa: S307 (our own strings)
+    return datum
+
+
+@pytest.mark.parametrize("fit", [AUTHORS_FIT, Fit(4.0, 0.08), Fit(6.5, 0.03)])
+@pytest.mark.parametrize("head_size", [64, 128])
+def test_advisor_expressions_match_the_library(fit, head_size):
+    exprs = vg.advisor_expressions(fit, head_size=head_size)
+    for log_n in np.arange(6.0, 13.01, 0.37):
+        d = _eval_vega(exprs, "log10_budget", log_n)
+        N = 10 ** log_n
+        assert d["budget"] == pytest.approx(N, rel=1e-12)
+        assert d["depth"] == pytest.approx(optimal_depth(N, fit), rel=1e-10)
+        assert d["width"] == pytest.approx(optimal_width(d["depth"], fit), rel=1e-10)
+        p = practical_shape(N, head_size=head_size, fit=fit)
+        assert (d["practical_depth"], d["practical_width"], d["heads"]) == (
+            p["depth"], p["width"], p["heads"])
+
+
+def test_advisor_expressions_take_constants_from_the_fit():
+    fit = Fit(4.25, 0.0625)
+    text = " ".join(e for _, e in vg.advisor_expressions(fit, head_size=64, param="p"))
+    assert repr(4.25) in text and repr(0.0625) in text and "64 *" in text
+    assert "5.039" not in text and "0.0555" not in text
+    assert "pow(10, p)" in text
+    with pytest.raises(InputError, match="steps"):
+        vg.advisor_expressions(steps=0)
+    with pytest.raises(InputError, match="head_size"):
+        vg.advisor_expressions(head_size=0)
+
+
+# ------------------------------------------------------------------------------------------
+# Charts
+# ------------------------------------------------------------------------------------------
+
+
+def _points(spec: dict) -> list[dict]:
+    """The models' points in a chart's spec: the data set whose rows carry a verdict."""
+    return next(d for d in spec["datasets"].values() if "verdict" in d[0])
+
+
+def test_models_chart_draws_every_model_once():
+    models = load_models() + gpt3_table()
+    chart = vg.models_chart(models)
+    assert render.spec_json(vg.models_chart(models)) == render.spec_json(chart)  # deterministic
+    points = _points(chart.to_dict())
+    names = " / ".join(p["name"] for p in points)
+    for m in models:  # every model drawn (same shapes merged into one point)
+        assert m["name"] in names
+    assert len(points) == len({(m["depth"], m["width"]) for m in models})
+    merged = next(p for p in points if (p["depth"], p["width"]) == (96, 12288))
+    assert merged["name"] == "OPT-175B / GPT-3 175B" and merged["verdict"] == "too deep"
+    assert "zhang2022opt" in merged["source"] and "brown2020language" in merged["source"]
+    # labels: at most two names per point, each left or right of its point
+    assert all(p["label"].count(" / ") <= 1 and p["align"] in ("left", "right") for p in points)
+    assert next(p for p in points if p["depth"] == 12)["label"] == "BERT-base / GPT-2 Small +1"
+
+
+def test_models_chart_colours_follow_the_fit_passed_in():
+    assert any(p["name"] == "PaLM-540B" for p in _points(vg.models_chart().to_dict()))
+    other = Fit(9.0, 0.01)
+    points = _points(vg.models_chart(load_models(), fit=other).to_dict())
+    for p in points:
+        assert p["verdict"] == verdict(p["depth"], p["width"], fit=other)["verdict"]
+    assert {p["verdict"] for p in points} != {m["verdict"] for m in load_models()}
+
+
+def test_place_labels_avoids_overlaps():
+    # three points in a row, close together: the labels must not overlap each other
+    xs, ys = [100, 104, 108], [100, 100, 100]
+    places = render.place_labels(xs, ys, ["aaaaaaaa"] * 3, 400, 300)
+    boxes = []
+    for x, y, (align, dx, dy) in zip(xs, ys, places):
+        w = 0.56 * 9 * 8
+        x0 = x + dx if align == "left" else x + dx - w
+        boxes.append((x0, y + dy - 5.5, x0 + w, y + dy + 5.5))
+    for i in range(3):
+        for j in range(i):
+            a, b = boxes[i], boxes[j]
+            assert min(a[2], b[2]) <= max(a[0], b[0]) or min(a[3], b[3]) <= max(a[1], b[1])
+    # a point at the right edge gets its label on the left
+    assert render.place_labels([395], [150], ["a long label"], 400, 300)[0][0] == "right"
+
+
+def test_advisor_chart_computes_in_the_page():
+    fit = Fit(4.5, 0.06)
+    chart = vg.advisor_chart(fit=fit, models=load_models(), budget=1e9)
+    spec = chart.to_dict()
+    again = vg.advisor_chart(fit=fit, models=load_models(), budget=1e9)
+    assert render.spec_json(chart) == render.spec_json(again)  # deterministic
+    (param,) = spec["params"]
+    assert param["name"] == "log10_budget" and param["value"] == 9.0
+    assert param["bind"]["input"] == "range"
+    assert (param["bind"]["min"], param["bind"]["max"]) == (6.0, 13.0)
+    text = json.dumps(spec)
+    for _, expr in vg.advisor_expressions(fit, 128, "log10_budget"):
+        assert json.dumps(expr)[1:-1] in text  # the computation is in the page
+    assert "5.039" not in text  # constants from the fit passed in, not the authors'
+    with pytest.raises(InputError, match="budget_range"):
+        vg.advisor_chart(budget=1e14)
+
+
+# ------------------------------------------------------------------------------------------
+# The advisor's HTML answer and live widget
+# ------------------------------------------------------------------------------------------
+
+
+def test_advisor_html():
+    html = vg.advisor_html(175e9)
+    best = practical_shape(175e9)
+    assert f"<b>{best['depth']} layers of width {best['width']:,}</b>" in html
+    assert html.count("<tr>") == 1 + len(nearby_shapes(175e9))
+    assert f"<td><b>{best['depth']}</b></td>" in html
+    assert "near optimal" in html
+    small = vg.advisor_html(1e6, head_size=64)
+    assert "64" in small and "<table" in small
+    err = vg.advisor_html(1e3)
+    assert 'class="dw-advisor-error"' in err and "12 * head_size^2" in err
+    assert vg.advisor_html(175e9, fit=Fit(4.0, 0.08)) != html
+
+
+def test_advisor_widget_updates():
+    w = vg.advisor_widget(budget=1e9, head_size=128)
+    (slider, head), panel = w.children[0].children, w.children[1]
+    assert panel.value == vg.advisor_html(slider.value, 128)
+    slider.value = 1e12
+    assert panel.value == vg.advisor_html(1e12, 128)
+    head.value = 64
+    assert panel.value == vg.advisor_html(1e12, 64)
+    assert (slider.min, slider.max) == (6, 13)
