@@ -15,7 +15,6 @@ Example:
 """
 import argparse
 import json
-import math
 import time
 
 import torch

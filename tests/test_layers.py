@@ -95,14 +95,14 @@ def _dwlib_target(mod: str) -> str | None:
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_imports_point_down(name):
-    top, _ = _imports(MODULES[name])
-    upward = [f"line {line}: {mod}" for line, mod in top
+    top, lazy = _imports(MODULES[name])
+    upward = [f"line {line}: {mod}" for line, mod in top + lazy
               if (t := _dwlib_target(mod)) and rank(t) > rank(name)]
     assert not upward, f"{name} (layer {rank(name)}) imports a higher layer: {upward}"
 
 
 def test_no_import_cycle():
-    graph = {name: {t for _, mod in _imports(path)[0] if (t := _dwlib_target(mod)) and t != name}
+    graph = {name: {t for _, mod in sum(_imports(path), []) if (t := _dwlib_target(mod)) and t != name}
              for name, path in MODULES.items()}
     # a package's __init__ importing its own modules is not a cycle through them
     state: dict[str, int] = {}
@@ -124,12 +124,14 @@ def test_no_import_cycle():
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_imports_at_module_top(name):
     """Imports sit at the top of modules; the only exceptions are optional heavy packages,
-    marked on the line with a ``# lazy:`` comment that says why (a measured import time)."""
+    marked on the line with a ``# lazy:`` comment that says why (a measured import time). The
+    command line may defer its training and measuring layers the same way, so that ``dwlib
+    bounds`` does not wait for jax; those imports still count in the graph tests above."""
     path = MODULES[name]
     lines = path.read_text().splitlines()
     _, lazy = _imports(path)
     hidden = [f"line {line}: {mod}" for line, mod in lazy
-              if _dwlib_target(mod) or "# lazy:" not in lines[line - 1]]
+              if "# lazy:" not in lines[line - 1] or (_dwlib_target(mod) and name != "dwlib.cli")]
     assert not hidden, f"{name}: imports inside functions: {hidden}"
 
 

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
+from dwlib import fmt
 from dwlib.core import bounds
 from dwlib.experiments import transition as tr
 from dwlib.experiments.presets import get_preset
@@ -21,14 +22,6 @@ from dwlib.experiments.records import stored_results, summary
 from dwlib.train import data
 
 GPU_NOTE = "H200"
-
-
-def _k(n) -> str:
-    return f"{n / 1e3:,.0f}K"
-
-
-def _budget_text(n: float) -> str:
-    return f"{n / 1e6:,.1f}M" if n >= 1e6 else _k(n)
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,7 +62,7 @@ def every_pair(depths) -> list[tuple[int, int]]:
 def transition_table(results: list[dict]) -> pd.DataFrame:
     """Outcome, transition budget with its bootstrap interval, and the gap at both ends, per pair."""
     def k(n):
-        return "" if n is None else _k(n)
+        return "" if n is None else fmt.count(n)
     return pd.DataFrame([{
         "pair (L_s, L_d)": f"{t['shallow']}, {t['deep']}", "outcome": t["status"], "transition N_t": k(t["budget"]),
         "16th-84th pct": f"{k(t['budget_p16'])} - {k(t['budget_p84'])}" if t["budget_p16"] else "",
@@ -82,7 +75,7 @@ def gap_table(results: list[dict]) -> pd.DataFrame:
     """The gap of each pair at the smallest and the largest budget both depths cover."""
     return pd.DataFrame([{
         "pair": f"{t['shallow']} vs {t['deep']}",
-        "budgets compared": f"{_k(t['range'][0])} to {_k(t['range'][1])}",
+        "budgets compared": f"{fmt.count(t['range'][0])} to {fmt.count(t['range'][1])}",
         "gap at the smallest": round(t["gap_at_low"], 3), "gap at the largest": round(t["gap_at_high"], 3),
         "outcome": t["status"]} for t in results]).set_index("pair")
 
@@ -94,7 +87,7 @@ def trend_table(trends: list[dict]) -> pd.DataFrame:
         "seed std (median)": round(t["seed_std"], 4), "gap / standard error": round(t["gap_in_se"], 1),
         "slope per doubling of N": round(t["slope"], 4),
         "16th-84th pct": f"{t['slope_p16']:.4f} to {t['slope_p84']:.4f}",
-        "zero of the fitted line": "" if t["closing_budget"] is None else _budget_text(t["closing_budget"]),
+        "zero of the fitted line": "" if t["closing_budget"] is None else fmt.count(t["closing_budget"]),
     } for t in trends]).set_index("pair")
 
 
@@ -110,7 +103,7 @@ def lr_table(check: dict, lr_records: list[dict]) -> pd.DataFrame:
 def spread_table(records: list[dict], depths) -> pd.DataFrame:
     """Spread of the loss across ``depths`` at fixed budgets, against the gain from doubling N."""
     rows = tr.spread_across_depths(records, depths=list(depths), points=4)
-    return pd.DataFrame([{"N": _k(r["budget"]), "depths": ", ".join(map(str, depths)),
+    return pd.DataFrame([{"N": fmt.count(r["budget"]), "depths": ", ".join(map(str, depths)),
                           "spread across depths": round(r["spread"], 3), "best depth": r["best_depth"],
                           "gain from doubling N": round(r["per_doubling"], 3),
                           "spread / doubling": round(r["spread"] / r["per_doubling"], 2)} for r in rows])
@@ -253,7 +246,7 @@ def _mini_numbers() -> dict:
 def _closing_text(t: dict) -> str:
     if t["closing_budget"] is None:
         return f"the {t['shallow']} vs {t['deep']} gap does not close at the measured rate"
-    return f"the {t['shallow']} vs {t['deep']} gap would reach zero near N = {_budget_text(t['closing_budget'])}"
+    return f"the {t['shallow']} vs {t['deep']} gap would reach zero near N = {fmt.count(t['closing_budget'])}"
 
 
 def _lr_numbers() -> dict:

@@ -38,7 +38,7 @@ import jax.numpy as jnp
 
 from dwlib.core.attention import attend
 from dwlib.core.attention import weights as attention_weights
-from dwlib.errors import InputError, require, require_int
+from dwlib.errors import require, require_int
 
 WEIGHT_NAMES = ("q", "k", "v", "o")
 

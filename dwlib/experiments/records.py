@@ -79,16 +79,12 @@ def stored_results(name: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def _budget_text(b: float) -> str:
-    return f"{b / 1e6:g}M" if b >= 1e6 else f"{b / 1e3:,.0f}K"
-
-
 def summary(sweep: Sweep, records: list[dict]) -> dict:
     """The set-up of a sweep and of its stored runs, as rows of a table (label: text)."""
     cfg, hw = records[0]["config"], records[0]["hardware"]
     return {
         "depths L": ", ".join(map(str, sweep.depths)),
-        "target budgets N": ", ".join(_budget_text(b) for b in sweep.budgets),
+        "target budgets N": ", ".join(fmt.count(b) for b in sweep.budgets),
         "widths d_x": f"{fmt.span([r['width'] for r in records])} (head size {sweep.head_size})",
         "seeds per point": fmt.span(Counter((r["depth"], r["width"]) for r in records).values()),
         "tokens per run": f"{records[0]['tokens']:,}",

@@ -1,7 +1,7 @@
 """What a training run depends on: the model, the optimiser and the run's own settings.
 
-A :class:`TrainConfig` holds a :class:`~dwlib.train.model.ModelConfig` (the network), an
-:class:`~dwlib.train.optim.OptimConfig` (AdamW and its schedule) and the fields of the run
+A :class:`TrainConfig` holds a :class:`ModelConfig` (the network, :mod:`dwlib.train.model`), an
+:class:`OptimConfig` (AdamW and its schedule, :mod:`dwlib.train.optim`) and the fields of the run
 itself (batch, length, evaluation, seed, corpus, where it is written). On disk and on the
 command line a config is one flat mapping (``config.json``): :meth:`TrainConfig.to_dict` and
 :meth:`TrainConfig.from_dict` convert, and no field name repeats across the three parts.
@@ -15,11 +15,60 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 
+from dwlib.core import sizes
 from dwlib.errors import InputError, require
 from dwlib.train import data as data_lib
-from dwlib.train.model import ModelConfig
-from dwlib.train.optim import OptimConfig
+
+DTYPES = ("float32", "bfloat16")
+OPS = ("plain", "fast")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """Shape of the decoder: ``depth`` L blocks of ``width`` d_x with ``heads`` H heads."""
+
+    vocab_size: int = 1000
+    seq_len: int = 128
+    depth: int = 2
+    width: int = 128
+    heads: int | None = None  # None: sizes.default_heads(width)
+    tied: bool = True
+    dtype: str = "float32"
+    ops: str = "plain"  # "fast": the same model with hand-written gradients (dwlib.train.fast)
+
+    def __post_init__(self):
+        require(isinstance(self.depth, int) and self.depth >= 1, f"depth must be at least 1, got {self.depth}")
+        require(isinstance(self.width, int) and self.width >= 1, f"width must be at least 1, got {self.width}")
+        require(self.vocab_size >= 2, f"vocab_size must be at least 2, got {self.vocab_size}")
+        require(self.seq_len >= 1, f"seq_len must be at least 1, got {self.seq_len}")
+        require(self.dtype in DTYPES, f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        require(self.ops in OPS, f"ops must be one of {', '.join(OPS)}, got {self.ops!r}")
+        if self.heads is None:
+            object.__setattr__(self, "heads", sizes.default_heads(self.width))
+        require(self.heads >= 1, f"heads must be at least 1, got {self.heads}")
+        require(self.width % self.heads == 0, f"width {self.width} is not divisible by heads {self.heads}")
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimConfig:
+    """The optimiser's settings (plain data; hashable, so that compiled steps can be cached)."""
+
+    lr: float = 2e-3  # peak learning rate
+    warmup: float = 0.05  # fraction of the steps spent warming up linearly
+    final_lr_ratio: float = 0.1  # cosine decay ends at lr * final_lr_ratio
+    weight_decay: float = 0.1
+    clip_norm: float = 1.0
+
+    def __post_init__(self):
+        require(isinstance(self.lr, (int, float)) and self.lr > 0 and math.isfinite(self.lr),
+                f"lr must be positive, got {self.lr}")
+        require(0 <= self.warmup < 1, f"warmup must be a fraction in [0, 1), got {self.warmup}")
+        require(0 <= self.final_lr_ratio <= 1, f"final_lr_ratio must be in [0, 1], got {self.final_lr_ratio}")
+        require(self.weight_decay >= 0, f"weight_decay must be non-negative, got {self.weight_decay}")
+        require(self.clip_norm > 0, f"clip_norm must be positive, got {self.clip_norm}")
+
 
 # Fields that do not change what a run computes: where it is written, how often it is saved,
 # and which implementation of the same model runs it (``ops``: plain or fast).

@@ -22,7 +22,6 @@ on GPUs, fused attention (:mod:`dwlib.train.fast`); ``ops="plain"`` lets JAX dif
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from functools import partial
 
@@ -32,38 +31,11 @@ import optax
 from flax import nnx
 
 from dwlib.core import sizes
+from dwlib.core.analysed import layer_norm
 from dwlib.core.attention import attend
-from dwlib.errors import require
 from dwlib.train import fast
+from dwlib.train.config import ModelConfig  # plain data, beside the run's other settings
 
-DTYPES = ("float32", "bfloat16")
-OPS = ("plain", "fast")
-
-
-@dataclasses.dataclass(frozen=True)
-class ModelConfig:
-    """Shape of the decoder: ``depth`` L blocks of ``width`` d_x with ``heads`` H heads."""
-
-    vocab_size: int = 1000
-    seq_len: int = 128
-    depth: int = 2
-    width: int = 128
-    heads: int | None = None  # None: sizes.default_heads(width)
-    tied: bool = True
-    dtype: str = "float32"
-    ops: str = "plain"  # "fast": the same model with hand-written gradients (dwlib.train.fast)
-
-    def __post_init__(self):
-        require(isinstance(self.depth, int) and self.depth >= 1, f"depth must be at least 1, got {self.depth}")
-        require(isinstance(self.width, int) and self.width >= 1, f"width must be at least 1, got {self.width}")
-        require(self.vocab_size >= 2, f"vocab_size must be at least 2, got {self.vocab_size}")
-        require(self.seq_len >= 1, f"seq_len must be at least 1, got {self.seq_len}")
-        require(self.dtype in DTYPES, f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
-        require(self.ops in OPS, f"ops must be one of {', '.join(OPS)}, got {self.ops!r}")
-        if self.heads is None:
-            object.__setattr__(self, "heads", sizes.default_heads(self.width))
-        require(self.heads >= 1, f"heads must be at least 1, got {self.heads}")
-        require(self.width % self.heads == 0, f"width {self.width} is not divisible by heads {self.heads}")
 
 
 class LayerNorm(nnx.Module):
@@ -75,9 +47,7 @@ class LayerNorm(nnx.Module):
         self.eps = eps
 
     def __call__(self, x):
-        x32 = x.astype(jnp.float32)
-        mean, var = jnp.mean(x32, axis=-1, keepdims=True), jnp.var(x32, axis=-1, keepdims=True)
-        y = (x32 - mean) * jax.lax.rsqrt(var + self.eps) * self.scale[...] + self.bias[...]
+        y = layer_norm(x.astype(jnp.float32), self.eps) * self.scale[...] + self.bias[...]
         return y.astype(x.dtype)
 
 

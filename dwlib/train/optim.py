@@ -7,32 +7,11 @@ global-norm clipping of the gradient at ``clip_norm``.
 
 from __future__ import annotations
 
-import dataclasses
-import math
 
 import jax
 import optax
 
-from dwlib.errors import require
-
-
-@dataclasses.dataclass(frozen=True)
-class OptimConfig:
-    """The optimiser's settings (plain data; hashable, so that compiled steps can be cached)."""
-
-    lr: float = 2e-3  # peak learning rate
-    warmup: float = 0.05  # fraction of the steps spent warming up linearly
-    final_lr_ratio: float = 0.1  # cosine decay ends at lr * final_lr_ratio
-    weight_decay: float = 0.1
-    clip_norm: float = 1.0
-
-    def __post_init__(self):
-        require(isinstance(self.lr, (int, float)) and self.lr > 0 and math.isfinite(self.lr),
-                f"lr must be positive, got {self.lr}")
-        require(0 <= self.warmup < 1, f"warmup must be a fraction in [0, 1), got {self.warmup}")
-        require(0 <= self.final_lr_ratio <= 1, f"final_lr_ratio must be in [0, 1], got {self.final_lr_ratio}")
-        require(self.weight_decay >= 0, f"weight_decay must be non-negative, got {self.weight_decay}")
-        require(self.clip_norm > 0, f"clip_norm must be positive, got {self.clip_norm}")
+from dwlib.train.config import OptimConfig
 
 
 def schedule(opt: OptimConfig, steps: int):
