@@ -1,0 +1,85 @@
+"""The numbers and tables of the chapter "The analysed model" (book/analysed_model.ipynb)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from dwlib.core import analysed
+
+
+def n_params(params) -> int:
+    """Number of weights in a params pytree (a list of dicts of arrays)."""
+    return sum(int(np.prod(a.shape)) for layer in params for a in layer.values())
+
+
+def shapes_table(theta, transformer, x, y, z) -> pd.DataFrame:
+    """Input and output shapes and parameter counts of the two networks (per layer in d_x^2)."""
+    depth, width, _ = analysed.shape_of(theta)
+    return pd.DataFrame({
+        "network": ["analysed, eq. (3)", "Transformer, eqs. (1)-(2)"],
+        "input shape (N, d_x)": [str(x.shape)] * 2,
+        "output shape": [str(y.shape), str(z.shape)],
+        "parameters": [n_params(theta), n_params(transformer)],
+        "per layer / d_x^2": [n_params(theta) / (depth * width**2), n_params(transformer) / (depth * width**2)],
+    }).set_index("network")
+
+
+def homogeneity(theta, transformer, x, t: int = 2, seed: int = 0):
+    """(table, glue values) of the homogeneity checks y(t x) = t^(3^L) y(x): exactly, in 64-bit
+    integers (depth 2, width 4, 2 heads, integer weights in [-2, 2]), with and without residual;
+    and in floating point for ``theta`` and the Transformer layers ``transformer``."""
+    rng = np.random.default_rng(seed)
+    with jax.enable_x64(True):
+        theta_int = [{k: jnp.asarray(rng.integers(-2, 3, size=v.shape), jnp.int64) for k, v in layer.items()}
+                     for layer in analysed.constant_params(2, 4, 2)]
+        x_int = jnp.asarray(rng.integers(-2, 3, size=(5, 4)), jnp.int64)
+        checks = {}
+        for residual in (False, True):
+            lhs = analysed.forward(theta_int, t * x_int, residual=residual)
+            rhs = t ** analysed.degree(2) * analysed.forward(theta_int, x_int, residual=residual)
+            checks[residual] = bool(jnp.all(lhs == rhs))
+        nonzero = int(jnp.sum(analysed.forward(theta_int, x_int) != 0))
+    depth = len(transformer)
+    float_res = analysed.homogeneity_residual(theta, x, t=float(t))
+    z, z_tx = analysed.transformer_forward(transformer, x), analysed.transformer_forward(transformer, t * x)
+    scaled = t ** analysed.degree(depth) * z
+    tf_res = float(jnp.max(jnp.abs(z_tx - scaled)) / jnp.max(jnp.abs(scaled)))
+    table = pd.DataFrame({
+        "check": ["y(2x) == 2^9 y(x), integers, depth 2 (all entries)",
+                  "same, with residual connections",
+                  "float32, depth 3: relative deviation from 2^27 y(x) below 1e-5",
+                  "Transformer, depth 3: relative deviation from 2^27 z(x) below 1e-5"],
+        "holds": [checks[False], checks[True], float_res < 1e-5, tf_res < 1e-5],
+    }).set_index("check")
+    numbers = {"hom_exact": "holds" if checks[False] else "fails", "hom_nonzero": nonzero,
+               "hom_res_exact": "holds" if checks[True] else "fails", "hom_tf_dev": tf_res}
+    return table, numbers
+
+
+def counting(depths=(1, 2, 3, 4), positions=(2, 3)):
+    """(table, glue values): the number of terms of y^{L,i} counted by the network itself
+    (:func:`dwlib.core.analysed.count_terms`), C read back from it, (3^L - 1)/2, and for small
+    cases the symbolic expansion (:func:`dwlib.core.analysed.expansion_terms`)."""
+    rows = []
+    for depth in depths:
+        for n in positions:
+            if analysed.summed_indices(depth) * np.log2(n) >= 63:
+                continue
+            count = analysed.count_terms(depth, n)
+            row = {"depth L": depth, "positions N": n, "network output = number of terms": count,
+                   "C read back: log_N(output)": round(float(np.log(count) / np.log(n)), 9),
+                   "(3^L - 1)/2": (3**depth - 1) // 2}
+            if n ** ((3**depth - 1) // 2) <= 2**16:
+                terms = analysed.expansion_terms(depth, n)
+                row["terms written out"] = len(terms)
+                row["factors per term"] = len(terms[0])
+            rows.append(row)
+    counts = pd.DataFrame(rows).astype({"terms written out": "Int64", "factors per term": "Int64"}).set_index(
+        ["depth L", "positions N"])
+    numbers = {"count_ok": bool((counts["C read back: log_N(output)"] == counts["(3^L - 1)/2"]).all()),
+               "count_big": int(counts.loc[(4, 2), "network output = number of terms"]),
+               "c4": analysed.summed_indices(4)}
+    return counts, numbers

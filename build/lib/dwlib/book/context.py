@@ -1,0 +1,94 @@
+"""The numbers and tables of the chapter "Context: what depth buys" (book/context.ipynb)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dwlib.core.collapse import VARIANTS
+
+
+def brown_table(brown: pd.DataFrame) -> pd.DataFrame:
+    """Brown et al.'s accuracies, one row per attention type, deep and wide per task."""
+    return brown.pivot(index="attention", columns="task", values=["deep", "wide"]).reindex(
+        brown["attention"].unique()).reindex(columns=brown["task"].unique(), level=1)
+
+
+def brown_numbers(brown: pd.DataFrame) -> dict:
+    """How often the wide layer beats the deep stack, the averages and the largest gap."""
+    pairs = brown[(brown["attention"] != "Average") & (brown["task"] != "Average")]
+    gap = pairs["wide"] - pairs["deep"]
+    overall = brown[(brown["attention"] == "Average") & (brown["task"] == "Average")].iloc[0]
+    return {"bw_pairs": len(pairs), "bw_wide_wins": int((gap > 0).sum()), "bw_deep_wins": int((gap < 0).sum()),
+            "bw_ties": int((gap == 0).sum()), "bw_deep_avg": float(overall["deep"]),
+            "bw_wide_avg": float(overall["wide"]), "bw_max_gap": float(gap.abs().max()),
+            "bw_max_gap_at": " / ".join(pairs.loc[gap.abs().idxmax(), ["attention", "task"]])}
+
+
+def collapse_live(rows: list[dict], layers=(0, 1, 2, 3, 4, 6, 8, 12)):
+    """(table, glue values) of a live :func:`dwlib.core.collapse.collapse_curves` run: the
+    residual per variant at ``layers``, and the numbers the prose quotes."""
+    live = pd.DataFrame(rows)
+    table = live.pivot(index="variant", columns="layer", values="residual").reindex(list(VARIANTS))
+    pure, resid = table.loc["pure attention"], table.loc["attention + residual"]
+    depth = int(live["layer"].max())
+    values = {"rc_width": int(live["width"].iloc[0]), "rc_heads": int(live["heads"].iloc[0]), "rc_depth": depth}
+    for l in (1, 2, 3):
+        values[f"rc_pure_{l}"] = float(pure[l])
+    values.update({
+        "rc_drops": ", ".join(f"{d:.1f}" for d in -np.diff(np.log10(pure[:4].to_numpy()))),
+        "rc_floor_layer": int(pure.index[pure < 1e-14][0]),
+        "rc_mlp_3": float(table.loc["attention + MLP", 3]),
+        "rc_resid_end": float(resid[depth]),
+        "rc_paper_end": float(table.loc["paper layer (eqs. 1-2)", depth])})
+    return table[list(layers)].map(lambda v: f"{v:.1e}"), values
+
+
+def collapse_grid_numbers(grid: dict) -> dict:
+    """Over the stored grid: the latest layer by which pure attention is below 1e-6, and the
+    range of the residual-connection variant's last value."""
+    g = pd.DataFrame(grid["rows"])
+    pure = g[g["variant"] == "pure attention"]
+    first_below = pure[pure["residual"] < 1e-6].groupby(["width", "heads"])["layer"].min()
+    end = g[g["layer"] == grid["settings"]["depth"]].groupby("variant")["residual"]
+    return {"rc_grid_n": int(first_below.size),
+            "rc_grid_all": bool(first_below.size == g.groupby(["width", "heads"]).ngroups),
+            "rc_grid_worst": int(first_below.max()), "rc_grid_depth": grid["settings"]["depth"],
+            "rc_grid_res_lo": float(end.min()["attention + residual"]),
+            "rc_grid_res_hi": float(end.max()["attention + residual"])}
+
+
+def liu_table(liu: pd.DataFrame):
+    """(table, glue values): Liu et al.'s table as shown (diverged runs marked), and the BLEU
+    and parameter counts of the 6-layer default and the 60-layer ADMIN models."""
+    bleu = liu.set_index(["benchmark", "model"])
+    values = {}
+    for tag, bench in (("fr", "WMT'14 En-Fr"), ("de", "WMT'14 En-De")):
+        values[f"liu_{tag}_base"] = float(bleu.loc[(bench, "6L-6L Default"), "BLEU"])
+        values[f"liu_{tag}_deep"] = float(bleu.loc[(bench, "60L-12L ADMIN"), "BLEU"])
+        values[f"liu_{tag}_params_base"] = bleu.loc[(bench, "6L-6L Default"), "parameters"]
+        values[f"liu_{tag}_params_deep"] = bleu.loc[(bench, "60L-12L ADMIN"), "parameters"]
+    shown = liu.astype(object).where(liu.notna(), "")
+    shown.loc[liu["BLEU"].isna(), "TER"] = "diverged"
+    return shown, values
+
+
+def induction_summary(ind: dict):
+    """(table, glue values) of a :func:`dwlib.experiments.induction.train_induction` result:
+    loss, best induction and previous-token scores and training time per depth, the settings."""
+    cfg = ind["config"]
+    one, two = ind["runs"]
+    table = pd.DataFrame([{
+        "layers": r["depth"],
+        "loss on the repeat (nats)": round(r["loss"], 3),
+        "best induction score (last layer)": round(max(r["scores"]["induction"][-1]), 3),
+        "best previous-token score (layer 1)": round(max(r["scores"]["previous_token"][0]), 3),
+        "training time (s, CPU)": r["train_seconds"]} for r in ind["runs"]]).set_index("layers")
+    values = {"ih_vocab": cfg["vocab"], "ih_n": cfg["n_positions"], "ih_tmin": cfg["min_period"],
+              "ih_tmax": cfg["max_period"], "ih_width": cfg["width"], "ih_heads": cfg["heads"],
+              "ih_steps": cfg["steps"], "ih_batch": cfg["batch"], "ih_eval": cfg["eval_batch"],
+              "ih_chance": ind["chance_loss"], "ih_loss1": one["loss"], "ih_loss2": two["loss"],
+              "ih_ind1": max(one["scores"]["induction"][-1]), "ih_ind2": max(two["scores"]["induction"][-1]),
+              "ih_prev2": max(two["scores"]["previous_token"][0]),
+              "ih_secs": sum(r["train_seconds"] for r in ind["runs"])}
+    return table, values

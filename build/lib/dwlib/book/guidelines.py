@@ -1,0 +1,223 @@
+"""The guidelines chapter's numbers and tables: the fit's optimum across budgets, GPT-3 and
+later models against it, the 1T projection, and the transitions our own sweeps measured."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pandas as pd
+
+from dwlib import fmt
+from dwlib.core.fit import (AUTHORS_EXPERIMENT_DEPTHS, AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE,
+                            DEFAULT_REL_TOL, Fit, optimal_depth, optimal_shape)
+from dwlib.experiments import transition as tr
+from dwlib.experiments.catalogue import gpt3_table, load_models, trillion_projection
+from dwlib.experiments.records import stored_results
+
+#: the stored sweeps whose transitions the chapter fits, each on its own (their corpora,
+#: learning rates and precisions differ); the GPU slice keeps only its size-limited runs.
+OWN_SWEEPS = {"mini (CPU)": ("mini", False), "gpu-slice (H200)": ("gpu-slice", True)}
+
+
+def optimal_table(budgets=10.0 ** np.arange(6, 14), fit: Fit = AUTHORS_FIT) -> pd.DataFrame:
+    """:func:`dwlib.core.fit.optimal_shape` at each budget: L* to a tenth, d* to a unit."""
+    opt = optimal_shape(budgets, fit)
+    return pd.DataFrame({"budget N": [fmt.count(n) for n in budgets],
+                         "optimal depth L*": np.round(opt["depth"], 1),
+                         "optimal width d*": np.round(opt["width"]).astype(int)}).set_index("budget N")
+
+
+def gpt3_frame(fit: Fit = AUTHORS_FIT) -> pd.DataFrame:
+    """:func:`dwlib.experiments.catalogue.gpt3_table` as the chapter shows it."""
+    gpt3 = pd.DataFrame(gpt3_table(fit))
+    return pd.DataFrame({
+        "model": gpt3["name"],
+        "depth L": gpt3["depth"], "width d": gpt3["width"],
+        "budget 12 L d^2": [fmt.count(n) for n in gpt3["budget"]],
+        "optimal L*": gpt3["optimal_depth"].round(1), "optimal d*": gpt3["optimal_width"].round().astype(int),
+        "suggested shape": [f"{L} x {d}" for L, d in zip(gpt3["suggested_depth"], gpt3["suggested_width"])],
+        "L / L*": gpt3["depth_ratio"].round(2),
+        "verdict": gpt3["verdict"],
+    }).set_index("model")
+
+
+def trillion_table(fit: Fit = AUTHORS_FIT) -> pd.DataFrame:
+    """:func:`dwlib.experiments.catalogue.trillion_projection` as a column of values."""
+    t = trillion_projection(fit)
+    p, emb = t["practical"], t["if_total_with_embedding"]
+    return pd.Series({
+        "fit: optimal depth L* for N = 1e12": f"{t['optimal_depth']:.2f}",
+        "fit: optimal width d* for N = 1e12": f"{t['optimal_width']:,.0f}",
+        "fit: practical shape": f"{p['depth']} x {p['width']} ({p['heads']} heads)",
+        "authors: depth x width": f"{t['authors_depth']} x {t['authors_width']}",
+        "authors' shape: budget 12 L d^2": fmt.count(t["authors_budget"]),
+        "fit: L* for that budget": f"{t['optimal_depth_for_authors_budget']:.2f}",
+        f"fit: width at depth {t['authors_depth']}": f"{t['fit_width_at_authors_depth']:,.0f}",
+        f"fit: depth at width {t['authors_width']}": f"{t['fit_depth_at_authors_width']:.2f}",
+        "verdict on the authors' shape": f"{t['authors_verdict']} (L / L* = {t['authors_depth_ratio']:.3f})",
+        f"fit: L* if 1e12 included a {emb['vocab_size']}-token embedding": f"{emb['optimal_depth']:.2f}",
+    }, name="value").to_frame()
+
+
+def models_frame(models: list[dict]) -> pd.DataFrame:
+    """Published shapes (:func:`dwlib.experiments.catalogue.load_models`) with their verdicts."""
+    real = pd.DataFrame(models)
+    return pd.DataFrame({
+        "model": real["name"], "shape L x d": [f"{L} x {d}" for L, d in zip(real["depth"], real["width"])],
+        "budget 12 L d^2": [fmt.count(n) for n in real["budget"]],
+        "optimal L*": real["optimal_depth"].round(1), "L / L*": real["depth_ratio"].round(2),
+        "verdict": real["verdict"], "source": real["source"],
+    }).set_index("model")
+
+
+def model_notes(models: list[dict]) -> str:
+    """The models' notes (where 12 L d^2 only approximates their size) as a Markdown list."""
+    return "\n".join(f"- **{m['name']}**: {m['note']}" for m in models if m.get("note"))
+
+
+def recovery_table(known: Fit, recovered: Fit) -> pd.DataFrame:
+    """A known fit's constants beside those recovered from its transitions (10 decimals)."""
+    return pd.DataFrame({"known": [known.log_width_intercept, known.depth_slope],
+                         "recovered": [f"{recovered.log_width_intercept:.10f}", f"{recovered.depth_slope:.10f}"]},
+                        index=["intercept a", "slope b"])
+
+
+@functools.cache
+def own_transitions() -> dict[str, list[dict]]:
+    """The transitions measured in each stored sweep of :data:`OWN_SWEEPS` (computed once)."""
+    out = {}
+    for label, (name, size_limited) in OWN_SWEEPS.items():
+        records = stored_results(name)
+        out[label] = tr.transitions(tr.size_limited(records) if size_limited else records)
+    return out
+
+
+def own_fits_table() -> pd.DataFrame:
+    """Each stored sweep's adjacent depth pairs: outcome, transition budget, and the slope b of
+    the sweep's fit (:func:`dwlib.experiments.transition.fit_transitions`) where there is one."""
+    measured = own_transitions()
+    own = {name: tr.fit_transitions(ts) for name, ts in measured.items()}
+    return pd.DataFrame([{"sweep": name, "pair": f"{t['shallow']} vs {t['deep']}", "outcome": t["status"],
+                          "transition N_t": "" if t["budget"] is None else f"{t['budget']:,.0f}",
+                          "slope b of the sweep's fit": "" if own[name] is None else f"{own[name].fit.depth_slope:.4f}"}
+                         for name, ts in measured.items() for t in ts]).set_index(["sweep", "pair"])
+
+
+# ---------------------------------------------------------------------------------------------
+# The numbers the prose quotes
+
+def _fit_numbers(fit: Fit) -> dict:
+    depths = AUTHORS_EXPERIMENT_DEPTHS
+    finest = min(zip(depths, depths[1:]), key=lambda s: s[1] / s[0])
+    return {
+        "fit_a": fit.log_width_intercept,
+        "fit_b": fit.depth_slope,
+        "exp_depths": ", ".join(str(L) for L in depths),
+        "width_factor_per_layer": math.exp(fit.depth_slope),
+        "width_at_depth0": math.exp(fit.log_width_intercept),
+        "layers_per_decade_asymptotic": math.log(10) / (2 * fit.depth_slope),
+        "layers_added_1e11_1e12": optimal_depth(1e12, fit) - optimal_depth(1e11, fit),
+        "tol_rel_pct": 100 * DEFAULT_REL_TOL,
+        "tol_abs": int(DEFAULT_ABS_TOL),
+        "tol_rel": DEFAULT_REL_TOL,
+        "finest_depth_step_pct": 100 * (finest[1] / finest[0] - 1),
+        "finest_lo": finest[0],
+        "finest_hi": finest[1],
+        "head_size": DEFAULT_HEAD_SIZE,
+        "exp_depth_max": max(depths),
+    }
+
+
+def _gpt3_numbers(fit: Fit) -> dict:
+    gpt3 = pd.DataFrame(gpt3_table(fit))
+    named = gpt3.set_index("name")
+    big, b13 = named.loc["GPT-3 175B"], named.loc["GPT-3 13B"]
+    shallow = gpt3[gpt3["verdict"] == "too shallow"]
+    return {
+        "gpt3_n": len(gpt3),
+        "gpt3_n_shallow": len(shallow),
+        "gpt3_n_deep": int((gpt3["verdict"] == "too deep").sum()),
+        "gpt3_shallow_ratio_min": float(shallow["depth_ratio"].min()),
+        "gpt3_shallow_ratio_max": float(shallow["depth_ratio"].max()),
+        "gpt3_small_depth": int(gpt3["depth"].iloc[0]),
+        "gpt3_small_opt": float(gpt3["optimal_depth"].iloc[0]),
+        "gpt3_13b_opt": float(b13["optimal_depth"]),
+        "gpt3_13b_depth": int(b13["depth"]),
+        "gpt3_175b_depth": int(big["depth"]),
+        "gpt3_175b_width": int(big["width"]),
+        "gpt3_175b_budget_b": float(big["budget"]) / 1e9,
+        "gpt3_175b_opt_depth": float(big["optimal_depth"]),
+        "gpt3_175b_opt_width": float(big["optimal_width"]),
+        "gpt3_175b_ratio": float(big["depth_ratio"]),
+        "gpt3_175b_width_ratio": float(big["width_ratio"]),
+        "gpt3_175b_sugg_depth": int(big["suggested_depth"]),
+        "gpt3_175b_sugg_width": int(big["suggested_width"]),
+        "gpt3_175b_sugg_heads": int(big["suggested_heads"]),
+    }
+
+
+def _trillion_numbers(fit: Fit) -> dict:
+    t = trillion_projection(fit)
+    emb = t["if_total_with_embedding"]
+    return {
+        "t_opt_depth": t["optimal_depth"],
+        "t_opt_width_k": t["optimal_width"] / 1e3,
+        "t_prac_depth": t["practical"]["depth"],
+        "t_prac_width": t["practical"]["width"],
+        "t_prac_heads": t["practical"]["heads"],
+        "t_auth_depth": t["authors_depth"],
+        "t_auth_width_k": t["authors_width"] / 1e3,
+        "t_auth_budget_t": t["authors_budget"] / 1e12,
+        "t_opt_depth_auth_budget": t["optimal_depth_for_authors_budget"],
+        "t_depth_gap": t["optimal_depth"] - t["authors_depth"],
+        "t_depth_gap_pct": 100 * (t["optimal_depth"] / t["authors_depth"] - 1),
+        "t_auth_ratio": t["authors_depth_ratio"],
+        "t_width_at_92_k": t["fit_width_at_authors_depth"] / 1e3,
+        "t_budget_at_92_t": t["fit_budget_at_authors_depth"] / 1e12,
+        "t_depth_at_30k": t["fit_depth_at_authors_width"],
+        "t_emb_depth": emb["optimal_depth"],
+        "t_emb_shift": t["optimal_depth"] - emb["optimal_depth"],
+        "t_tol_layers": max(DEFAULT_REL_TOL * t["optimal_depth_for_authors_budget"], DEFAULT_ABS_TOL),
+        "t_vocab": emb["vocab_size"],
+        "t_auth_width": t["authors_width"],
+    }
+
+
+def _model_numbers(fit: Fit) -> dict:
+    real = pd.DataFrame(load_models(fit))
+    counts = real["verdict"].value_counts()
+    named = real.set_index("name")
+    small = real[real["budget"] < 1e10]
+    ratio = {glue: float(named.loc[name, "depth_ratio"]) for glue, name in (
+        ("jurassic_ratio", "Jurassic-1 Jumbo"), ("bloomberg_ratio", "BloombergGPT"),
+        ("palm_ratio", "PaLM-540B"), ("llama7_ratio", "LLaMA-7B"), ("gopher_ratio", "Gopher-280B"))}
+    return {
+        "real_n": len(real),
+        "small_n": len(small),
+        "small_n_shallow": int((small["verdict"] == "too shallow").sum()),
+        "real_n_shallow": int(counts.get("too shallow", 0)),
+        "real_n_near": int(counts.get("near optimal", 0)),
+        "real_n_deep": int(counts.get("too deep", 0)),
+        **ratio,
+    }
+
+
+def _own_numbers() -> dict:
+    measured = own_transitions()
+    cpu, gpu = measured["mini (CPU)"], measured["gpu-slice (H200)"]
+    return {
+        "own_n_cross": sum(t["status"] == "crossing" for t in cpu),
+        "own_n_pairs": len(cpu),
+        "gpu_n_cross": sum(t["status"] == "crossing" for t in gpu),
+        "gpu_n_pairs": len(gpu),
+        "gpu_crossings": "; ".join(f"{t['shallow']} vs {t['deep']} near N = {t['budget'] / 1e6:.0f}M"
+                                   for t in gpu if t["status"] == "crossing") or "none",
+    }
+
+
+def numbers(fit: Fit = AUTHORS_FIT) -> dict:
+    """The numbers the chapter's prose quotes (glue name -> value)."""
+    return {**_fit_numbers(fit), **_gpt3_numbers(fit), **_trillion_numbers(fit),
+            **_model_numbers(fit), **_own_numbers()}

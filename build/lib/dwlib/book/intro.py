@@ -1,0 +1,40 @@
+"""The introduction's numbers: where published models sit relative to the depth threshold."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from dwlib.core.bounds import depth_threshold, regime
+from dwlib.experiments.catalogue import load_models
+
+SHOWN = ("BERT-base", "BERT-large", "GPT-2 XL (1.5B)", "LLaMA-65B", "OPT-175B", "PaLM-540B")
+
+
+def models_table(names=SHOWN) -> pd.DataFrame:
+    """The models ``names`` from dwlib's table of shapes: name, depth, width, source, their
+    threshold log3(d_x) (2 decimals, as shown) and the regime of their depth."""
+    models = pd.DataFrame([m for m in load_models() if m["name"] in names])[["name", "depth", "width", "source"]]
+    models["threshold log3(d_x)"] = depth_threshold(models["width"].to_numpy()).round(2)
+    models["regime of its depth"] = regime(models["depth"].to_numpy(), models["width"].to_numpy())
+    return models
+
+
+def numbers() -> dict:
+    """The numbers the introduction's prose quotes (glue name -> value)."""
+    models = models_table()
+    by_name = models.set_index("name")
+    bert, big = by_name.loc["BERT-large"], by_name.loc["PaLM-540B"]
+    return {
+        "lth_bert_large": float(bert["threshold log3(d_x)"]),
+        "width_bert_large": int(bert["width"]),
+        "depth_bert_large": int(bert["depth"]),
+        "lth_big": float(big["threshold log3(d_x)"]),
+        "width_big": int(big["width"]),
+        "depth_big": int(big["depth"]),
+        "n_depth_efficient": int((models["regime of its depth"] == "depth-efficient").sum()),
+        "n_models": len(models),
+        "layers_below_bert_large": math.floor(bert["threshold log3(d_x)"]),
+        "lth_million": float(depth_threshold(1e6)),
+    }

@@ -1,0 +1,135 @@
+"""The numbers and tables of the chapter "Measured separation ranks"
+(book/seprank_measurements.ipynb), all read from the stored sweep
+(:func:`dwlib.experiments.seprank_sweep.load`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dwlib.core import bounds
+
+
+def chapter(data: dict):
+    """(tables, glue values) of the whole chapter from the stored sweep ``data``: the tables
+    "ranks", "steps", "variants", "proposition1", "float_vs_exact", "softmax" as the chapter
+    shows them, and every number its prose quotes."""
+    ranks = pd.DataFrame(data["ranks"])
+    r = ranks.set_index(["depth", "width"])["rank"]
+    tables, numbers = {}, {}
+    for part in (_ranks, _steps, _variants, _proposition1, _float_vs_exact, _softmax):
+        name, table, values = part(data, ranks, r)
+        tables[name] = table
+        numbers.update(values)
+    return tables, numbers
+
+
+def worst_float_case(data: dict) -> pd.Series:
+    """The last float-against-exact case whose float64 rank differs from the exact one."""
+    fx = pd.DataFrame(data["float_vs_exact"])
+    return fx[fx.exact != fx.float].iloc[-1]
+
+
+def _ranks(data, ranks, r):
+    lg = data["timing"]["largest"]
+    t1 = ranks[ranks.theorem == 1]
+    values = {
+        "sm_primes": " and ".join(f"{p:,}" for p in data["primes"]),
+        "sm_all_agree": "all agreed" if bool(ranks["agree"].all()) else "did not all agree",
+        "sm_n_shapes": len(ranks), "sm_max_L": int(ranks.depth.max()), "sm_max_w": int(ranks.width.max()),
+        "sm_N": int(data["positions"]), "sm_nprimes": len(data["primes"]), "sm_ndraws": int(data["draws"]),
+        "sm_t1_need": ", ".join(f"{3 ** L + 1} at depth {L}" for L in (1, 2, 3)),
+        "sm_t1_up210": f"{3 ** bounds.theorem1_upper(2, 10, 1):,.0f}",
+        "sm_sweep_s": data["timing"]["sweep_seconds"],
+        "sm_largest": f"L = {lg['depth']}, d_x = {lg['width']}: {lg['seconds']:.0f} s for its whole grid growth, "
+                      f"ending at M = {lg['templates']} with a {lg['matrix_shape'][0]} x {lg['matrix_shape'][1]} "
+                      f"grid matrix after dropping repeated rows and columns",
+        "sm_d2_L": ", ".join(str(int(r[(L, 2)])) for L in (1, 2, 3)),
+        "sm_d1_L": ", ".join(str(int(r[(L, 1)])) for L in (1, 2, 3)),
+        "sm_d3_L": ", ".join(str(int(r[(L, 3)])) for L in (1, 2)),
+        "sm_L1_widths": f"{int(ranks[ranks.depth == 1].width.min())}-{int(ranks[ranks.depth == 1].width.max())}",
+        "sm_L2_w": ", ".join(str(int(r[(2, w)])) for w in (1, 2, 3, 4)),
+        "sm_t1_shapes": ", ".join(f"d_x = {int(w)}" for w in t1.width),
+        "sm_t1_meets": "meets" if all(abs(np.log(m.rank) / np.log(3) - m.log3_upper) < 1e-9 for m in t1.itertuples())
+        else "does not always meet",
+    }
+    pd32 = ranks.set_index(["depth", "width"])["poly_dim"]
+    values["sm_pd32"] = f"{int(pd32[(3, 2)]):,}"
+    values["sm_pd32_frac"] = f"{r[(3, 2)] / pd32[(3, 2)]:.3f}"
+    table = ranks.assign(**{"grid growth (M, rank)": [" ".join(f"{m}:{k}" for m, k, _ in h) for h in ranks["history"]],
+                            "theorem": [{1: "1", 2: "2"}.get(t, "none") for t in ranks["theorem"]]})
+    table = table[["depth", "width", "rank", "agree", "grid growth (M, rank)", "poly_dim", "theorem",
+                   "log3_lower", "log3_upper", "seconds"]].rename(columns={
+        "depth": "L", "width": "d_x", "rank": "measured rank", "agree": "repeats agree",
+        "poly_dim": "polynomial-space bound", "log3_lower": "log3 lower bound", "log3_upper": "log3 upper bound"})
+    return "ranks", table.set_index(["L", "d_x"]).round(2), values
+
+
+def _steps(data, ranks, r):
+    steps = pd.DataFrame([{"width d_x": w, "layers": f"{L} -> {L + 1}",
+                           "increment of log3 rank": np.log(r[(L + 1, w)] / r[(L, w)]) / np.log(3),
+                           "d_x / 2": w / 2, "2 d_x": 2 * w}
+                          for w in (1, 2, 3) for L in (1, 2) if (L + 1, w) in r.index])
+    steps["within [d_x/2, 2 d_x]"] = (steps["increment of log3 rank"] >= steps["d_x / 2"]) & (
+        steps["increment of log3 rank"] <= steps["2 d_x"])
+    inc2 = steps[steps["width d_x"] == 2]["increment of log3 rank"].to_numpy()
+    values = {"sm_steps_within": "every one" if bool(steps["within [d_x/2, 2 d_x]"].all()) else "not every one",
+              "sm_inc2": f"{inc2[0]:.2f} and then {inc2[1]:.2f}"}
+    return "steps", steps.round(2).set_index(["width d_x", "layers"]), values
+
+
+def _variants(data, ranks, r):
+    var = pd.DataFrame(data["variants"])
+    v = {(m.varies, m.depth, m.width, m.heads, m.positions, m.residual): int(m.rank) for m in var.itertuples()}
+    res, n6, base = v[("residual", 2, 2, 1, 4, True)], v[("positions", 2, 2, 1, 6, False)], int(r[(2, 2)])
+    values = {"sm_h2": v[("heads", 2, 2, 2, 4, False)], "sm_h1": base,
+              "sm_h4_L2": v[("heads", 2, 4, 2, 4, False)], "sm_h4_L2_1": int(r[(2, 4)]),
+              "sm_n2": v[("positions", 2, 2, 1, 2, False)], "sm_n6": n6, "sm_n46": "not" if n6 == base else "also",
+              "sm_res": res,
+              "sm_res_cmp": "the same rank as" if res == base else ("a higher rank than" if res > base else
+                                                                     "a lower rank than")}
+    table = var[["varies", "depth", "width", "heads", "positions", "residual", "rank", "agree", "templates",
+                 "poly_dim"]].rename(columns={"templates": "final M", "poly_dim": "polynomial-space bound"})
+    return "variants", table.set_index("varies"), values
+
+
+def _proposition1(data, ranks, r):
+    p1 = pd.concat([pd.DataFrame(rows).assign(setting=name) for name, rows in data["proposition1"].items()])
+    p1["setting"] = p1["setting"].map({"N4": "N = 4, L = 2, d_x = 2", "N6": "N = 6, L = 2, d_x = 1"})
+    values = {"sm_p1_n": len(p1),
+              "sm_p1_equal": "equal" if all(g["attention"].nunique() == 1 for _, g in p1.groupby("setting"))
+              else "NOT equal",
+              "sm_p1_local": ", ".join(str(v) for v in sorted(p1[p1.setting.str.startswith("N = 6")]["local"].unique()))}
+    table = p1.set_index(["setting", "partition"])[["attention", "agree", "local"]].rename(
+        columns={"attention": "self-attention rank", "agree": "repeats agree", "local": "local-mixing rank"})
+    return "proposition1", table, values
+
+
+def _float_vs_exact(data, ranks, r):
+    fx = pd.DataFrame(data["float_vs_exact"])
+    bad = worst_float_case(data)
+    values = {"sm_fx_agree": int(((fx.exact == fx.float) & fx.exact_in_float64).sum()),
+              "sm_fx_inexact_agree": int(((fx.exact == fx.float) & ~fx.exact_in_float64).sum()),
+              "sm_fx_inexact": int((~fx.exact_in_float64).sum()),
+              "sm_fx_exactable": int(fx.exact_in_float64.sum()),
+              "sm_fx_bad": f"depth {int(bad.depth)}, width {int(bad.width)}",
+              "sm_fx_bad_exact": int(bad.exact), "sm_fx_bad_float": int(bad.float),
+              "sm_fx_bad_max": f"{bad.max_abs_entry:.1e}"}
+    table = fx[["depth", "width", "templates", "exact", "float", "max_abs_entry", "exact_in_float64"]].rename(
+        columns={"exact": "exact rank (GF(p))", "float": "float64 SVD rank", "max_abs_entry": "largest |entry|",
+                 "exact_in_float64": "entries exact in float64"})
+    return "float_vs_exact", table, values
+
+
+def _softmax(data, ranks, r):
+    sm = pd.DataFrame(data["softmax"])
+    sm["rank (rtol 1e-6)"] = [d["1e-06"] for d in sm["ranks"]]
+    values = {}
+    for L in (1, 2):
+        values[f"sm_soft{L}"] = ", ".join(str(int(x)) for x in sm[sm.depth == L]["rank (rtol 1e-6)"])
+        values[f"sm_soft{L}_cap"] = ", ".join(str(int(x)) for x in sm[sm.depth == L]["grid_cap"])
+        values[f"sm_poly{L}"] = int(r[(L, 2)])
+    values["sm_soft_M"] = ", ".join(str(int(x)) for x in sm[sm.depth == 1]["templates"])
+    table = sm[["depth", "width", "templates", "grid_cap", "rank (rtol 1e-6)"]].rename(
+        columns={"templates": "M", "grid_cap": "distinct rows or columns"})
+    return "softmax", table, values

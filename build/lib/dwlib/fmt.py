@@ -1,0 +1,65 @@
+"""Numbers as text: the one place where dwlib decides how a count or a value is written.
+
+Used by error messages, the command line, the book's sentences and the charts' labels, so
+that a budget reads "1.5M" everywhere and a width 1024 never becomes "1.02e+03". The few
+sentences that both the command line and the widgets print live here too.
+"""
+
+from __future__ import annotations
+
+import math
+
+_UNITS = (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3))
+
+
+def count(n: float, digits: int = 3) -> str:
+    """A large count with a unit: 1.5e6 -> '1.5M', 175e9 -> '175B', 512 -> '512'."""
+    n = float(n)
+    if not math.isfinite(n):
+        return str(n)
+    for unit, scale in _UNITS:
+        if abs(n) >= scale:
+            return f"{n / scale:.{digits}g}{unit}"
+    return f"{n:.{digits}g}"
+
+
+def number(x) -> str:
+    """A number for a message: 3 rather than 3.0, 1.5e+11 as Python writes it."""
+    x = float(x)
+    return repr(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
+
+
+def integer(n) -> str:
+    """An integer with thousands separators: 1024 -> '1,024'."""
+    return f"{int(round(float(n))):,}"
+
+
+def span(values) -> str:
+    """'a' when all values are equal, else 'a to b' (smallest to largest)."""
+    lo, hi = min(values), max(values)
+    return str(lo) if lo == hi else f"{lo} to {hi}"
+
+
+def heads(n: int, head_size: int) -> str:
+    """'105 heads of 128' (and '1 head of 128')."""
+    return f"{n} head{'s' if n != 1 else ''} of {head_size}"
+
+
+def any_width_sentence(shallow_depth: int) -> str:
+    """What :func:`~dwlib.core.bounds.corollary1_width` means when it returns ``any_width``."""
+    return (f"a depth-{shallow_depth} network of any width reaches it: its eq. (7) upper bound "
+            f"already does at width 1, so the bounds do not separate the two networks")
+
+
+def heads_note(width, heads) -> str | None:
+    """A note when H does not divide d_x (None otherwise).
+
+    The bounds of eqs. (7)-(8) are formulas in (L, d_x, H) and need only 1 <= H < d_x; a network
+    of eq. (3) also needs d_a = d_x / H to be an integer. The paper itself evaluates the bounds
+    at d_x = 1000, H = 16 (its BERT-large example), which no such network has, so the bounds
+    accept it and the command line says so.
+    """
+    if int(width) % int(heads) == 0:
+        return None
+    return (f"heads {heads} do not divide width {width}: no network of eq. (3) has this shape "
+            f"(d_a = d_x / H); the bounds are evaluated as formulas, as the paper does for d_x = 1000, H = 16")

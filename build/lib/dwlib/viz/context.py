@@ -1,0 +1,118 @@
+"""The Context chapter's charts and explorer: rank collapse, induction heads, wide against deep.
+
+Altair charts (drawn offline by :mod:`dwlib.viz.render`) of the data computed by
+:mod:`dwlib.core.collapse`, :mod:`dwlib.experiments.induction` and
+:mod:`dwlib.experiments.context`, and :func:`collapse_explorer`, an ipywidgets panel that
+recomputes rank collapse in a live kernel.
+"""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import ipywidgets
+import numpy as np
+import pandas as pd
+
+from dwlib.core.collapse import VARIANTS, collapse_curves
+from dwlib.errors import require
+from dwlib.viz.render import slider
+from dwlib.viz.widgets import explorer, int_slider
+
+
+def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
+    """The rank residual through depth for every variant, with two sliders bound to
+    log2(width) and log2(heads) that pick one (d_x, H) of the stored grid: interactive in the
+    static book. Residuals at or below ``floor`` (exact zeros) are not drawn."""
+    df = pd.DataFrame(rows)
+    df = df[df["residual"] > floor]
+    widths, heads_ = sorted(df["width"].unique()), sorted(df["heads"].unique())
+    require(width in widths and heads in heads_, f"(width, heads) = ({width}, {heads}) is not in the grid")
+    lw = slider("log2_width", math.log2(widths[0]), math.log2(widths[-1]), 1, math.log2(width), label="log2 width d_x")
+    lh = slider("log2_heads", math.log2(heads_[0]), math.log2(heads_[-1]), 1, math.log2(heads), label="log2 heads H")
+    shown = alt.Chart(df).transform_filter(
+        f"datum.width == pow(2, {lw.name}) && datum.heads == pow(2, {lh.name})")
+    x = alt.X("layer:Q", title="layer l", scale=alt.Scale(domain=[0, int(df["layer"].max())]))
+    y = alt.Y("residual:Q", title="||X - 1 x^T|| / ||X||", scale=alt.Scale(type="log", domain=[floor, 2]),
+              axis=alt.Axis(format=".0e"))
+    color = alt.Color("variant:N", sort=list(VARIANTS), title=None, legend=alt.Legend(orient="bottom", columns=2))
+    lines = shown.mark_line(point=True).encode(
+        x=x, y=y, color=color,
+        tooltip=["variant:N", "layer:Q", alt.Tooltip("residual:Q", format=".2e"), "width:Q", "heads:Q"])
+    label = (alt.Chart(pd.DataFrame({"i": [0]}))
+             .transform_calculate(text=f"'d_x = ' + pow(2, {lw.name}) + ',  H = ' + pow(2, {lh.name})")
+             .mark_text(align="right", x=540, y=10, fontSize=13, fontWeight="bold").encode(text="text:N"))
+    return alt.layer(lines, label).add_params(lw, lh).properties(width=560, height=300)
+
+
+def collapse_explorer(depth: int = 12, width: int = 64, heads: int = 4) -> ipywidgets.VBox:
+    """Depth, width and heads sliders; the panel recomputes the rank residual of
+    :func:`dwlib.core.collapse.collapse_curves` for every variant at a few depths (rank
+    collapse, Dong et al. 2021)."""
+
+    def render(depth: int, width: int, heads: int) -> str:
+        if width % heads:
+            return f"<p>heads H = {heads} must divide the width d<sub>x</sub> = {width}.</p>"
+        rows = collapse_curves(depth, width, heads)
+        shown = sorted({0, 1, 2, 3, depth // 2, depth})
+        head = "".join(f"<th>l = {l}</th>" for l in shown)
+        body = "".join(
+            f"<tr><td>{v}</td>" + "".join(f"<td>{r['residual']:.1e}</td>" for r in rows
+                                         if r["variant"] == v and r["layer"] in shown) + "</tr>"
+            for v in VARIANTS)
+        return (f"<p>||X - 1x<sup>T</sup>|| / ||X|| after l layers, d<sub>x</sub> = {width}, H = {heads}, "
+                f"N = 32 random tokens:</p><table><tr><th></th>{head}</tr>{body}</table>")
+
+    return explorer(render,
+                    depth=int_slider("depth L", depth, 1, 24),
+                    width=int_slider("width d_x", width, 8, 128, 8),
+                    heads=int_slider("heads H", heads, 1, 8))
+
+
+def induction_loss_chart(result: dict):
+    """Loss on the repeated part (held-out batch) against training step, one line per depth,
+    with the chance level log(vocab) dashed."""
+    df = pd.DataFrame([{"layers": f"{r['depth']} layer" + ("s" if r["depth"] > 1 else ""), **p}
+                       for r in result["runs"] for p in r["curve"]])
+    lines = alt.Chart(df).mark_line().encode(
+        x=alt.X("step:Q", title="training step"), y=alt.Y("loss:Q", title="loss on the repeat (nats)"),
+        color=alt.Color("layers:N", title=None), tooltip=["layers:N", "step:Q", alt.Tooltip("loss:Q", format=".3f")])
+    chance = alt.Chart(pd.DataFrame({"loss": [result["chance_loss"]], "text": ["chance: log(vocab)"]}))
+    rule = chance.mark_rule(strokeDash=[4, 3], color="#777").encode(y="loss:Q")
+    note = chance.mark_text(align="right", x=430, dy=-6, color="#555").encode(y="loss:Q", text="text:N")
+    return alt.layer(lines, rule, note).properties(width=440, height=260)
+
+
+def attention_heatmap(result: dict):
+    """The attention weights of each run's best induction-scoring last-layer head on one
+    sequence [s, s] (query position down, key position across), side by side."""
+    charts = []
+    for r in result["runs"]:
+        p = np.array(r["example"]["pattern"])
+        n = p.shape[0]
+        df = pd.DataFrame([{"query": i, "key": j, "weight": float(p[i, j])} for i in range(n) for j in range(i + 1)])
+        h = r["induction_head"]
+        title = f"{r['depth']} layer{'s' if r['depth'] > 1 else ''}: layer {h['layer']}, head {h['head']}"
+        charts.append(alt.Chart(df, title=title).mark_rect().encode(
+            x=alt.X("key:O", title="key position j", axis=alt.Axis(values=list(range(0, n, 5)))),
+            y=alt.Y("query:O", title="query position t", axis=alt.Axis(values=list(range(0, n, 5)))),
+            color=alt.Color("weight:Q", scale=alt.Scale(scheme="greys", domain=[0, 1]), title="weight"),
+            tooltip=["query:O", "key:O", alt.Tooltip("weight:Q", format=".3f")]).properties(width=260, height=260))
+    return alt.hconcat(*charts)
+
+
+def wide_deep_chart(table):
+    """Brown et al.'s accuracies (wide against deep) per attention type and task: points above
+    the diagonal are tasks where the single wide layer did better."""
+    df = table[(table["attention"] != "Average") & (table["task"] != "Average")]
+    lo, hi = float(min(df["deep"].min(), df["wide"].min())) - 2, float(max(df["deep"].max(), df["wide"].max())) + 2
+    scale = alt.Scale(domain=[lo, hi], zero=False)
+    pts = alt.Chart(df).mark_point(filled=True, size=60).encode(
+        x=alt.X("deep:Q", scale=scale, title="deep (8 layers): accuracy %"),
+        y=alt.Y("wide:Q", scale=scale, title="wide (1 layer): accuracy %"),
+        color=alt.Color("task:N", title=None), shape="task:N",
+        tooltip=["attention:N", "task:N", "deep:Q", "wide:Q"])
+    diag = alt.Chart(pd.DataFrame({"deep": [lo, hi], "wide": [lo, hi]})).mark_line(
+        color="#999", strokeDash=[4, 3]).encode(x=alt.X("deep:Q", scale=scale), y=alt.Y("wide:Q", scale=scale))
+    return alt.layer(diag, pts).properties(width=340, height=340)

@@ -1,0 +1,293 @@
+"""The guidelines chapter's charts and widgets: real models against the fit's optimal depth,
+and an advisor (a chart that computes in the page, an HTML answer and a live widget).
+
+The advisor chart runs :func:`dwlib.core.fit.optimal_depth`'s Newton iteration in the browser:
+:func:`advisor_expressions` is its port to Vega's expression language, and
+tests/test_viz_guidelines.py evaluates those expressions against the Python solver on a grid.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import math
+
+import altair as alt
+import ipywidgets
+import numpy as np
+import pandas as pd
+
+from dwlib import fmt
+from dwlib.core import sizes
+from dwlib.core.fit import (AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, Fit,
+                            check_budget_range, check_head_size, nearby_shapes, optimal_curve,
+                            positive_number, practical_shape, require_one_head, verdict)
+from dwlib.errors import InputError, require
+from dwlib.experiments.catalogue import load_models
+from dwlib.viz.render import place_labels, short_label, slider
+from dwlib.viz.widgets import explorer, log_slider
+
+#: colours of the three verdicts in the book's charts.
+VERDICT_COLORS = {"too shallow": "#1f77b4", "near optimal": "#2ca02c", "too deep": "#d62728"}
+#: Newton steps unrolled in the advisor chart's Vega expressions (from the start used by
+#: :func:`dwlib.core.fit.optimal_depth`, 6 steps already agree with it to ~1e-15 for budgets
+#: 1e5 - 1e14).
+ADVISOR_NEWTON_STEPS = 8
+
+_BUDGET_LABEL = ("datum.value >= 1e12 ? format(datum.value / 1e12, '~g') + 'T'"
+                 " : datum.value >= 1e9 ? format(datum.value / 1e9, '~g') + 'B'"
+                 " : datum.value >= 1e6 ? format(datum.value / 1e6, '~g') + 'M'"
+                 " : format(datum.value, '~g')")
+
+
+def _shape_groups(models, fit: Fit, rel_tol: float, abs_tol: float) -> list[dict]:
+    """Models with the same (depth, width) merged into one point (names joined by ' / '),
+    each with budget, optimal depth, depth ratio and verdict, always computed with ``fit`` (a
+    verdict the model carries may come from another fit)."""
+    groups: dict = {}
+    for m in models:
+        v = verdict(m["depth"], m["width"], fit=fit, rel_tol=rel_tol, abs_tol=abs_tol)
+        g = groups.setdefault((v["depth"], v["width"]), {
+            "names": [], "sources": [], **{k: v[k] for k in (
+                "depth", "width", "budget", "optimal_depth", "depth_ratio", "verdict")}})
+        g["names"].append(m["name"])
+        src = m.get("source")
+        if src and src not in g["sources"]:
+            g["sources"].append(src)
+    return [{"name": " / ".join(g["names"]), "depth": g["depth"], "width": g["width"],
+             "budget": g["budget"], "optimal_depth": g["optimal_depth"],
+             "depth_ratio": g["depth_ratio"], "verdict": g["verdict"],
+             "source": ", ".join(g["sources"])} for g in groups.values()]
+
+
+def _budget_x(lo: float, hi: float) -> alt.X:
+    """The log-scale budget axis of the charts: ticks at powers of ten, labelled 1M, 1B, 1T."""
+    ticks = [10.0 ** k for k in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1)]
+    return alt.X("budget:Q", scale=alt.Scale(type="log", domain=[lo, hi]),
+                 title="non-embedding budget N = 12 L d² (parameters)",
+                 axis=alt.Axis(values=ticks, labelExpr=_BUDGET_LABEL))
+
+
+def _curve_frame(budget_range, points: int, fit: Fit, rel_tol: float = DEFAULT_REL_TOL,
+                 abs_tol: float = DEFAULT_ABS_TOL) -> pd.DataFrame:
+    curve = pd.DataFrame(optimal_curve(budget_range, points, fit, rel_tol, abs_tol))
+    curve["size"] = [fmt.count(n) for n in curve["budget"]]
+    return curve
+
+
+def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_REL_TOL,
+                 abs_tol: float = DEFAULT_ABS_TOL, budget_range=(3e7, 3e12),
+                 width: int = 600, height: int = 400) -> alt.LayerChart:
+    """Depth against non-embedding budget 12 L d^2 (log x): the fit's optimal-depth curve,
+    the "near optimal" band of :func:`~dwlib.core.fit.verdict`, and ``models`` as labelled
+    points coloured by verdict, with tooltips.
+
+    ``models``: dicts with ``name``, ``depth``, ``width`` and optionally ``source`` (default
+    :func:`~dwlib.experiments.catalogue.load_models`).  Models of the same shape are drawn as
+    one point (the label shows at most two names, the tooltip all).  Verdicts are computed
+    with ``fit``/``rel_tol``/``abs_tol`` (so the colours match the curve and band).  Labels
+    are placed so as not to overlap (:func:`dwlib.viz.render.place_labels`).
+    """
+    models = load_models(fit, rel_tol, abs_tol) if models is None else list(models)
+    lo, hi = check_budget_range(budget_range)
+    curve = _curve_frame((lo, hi), 160, fit, rel_tol, abs_tol)
+    groups = sorted(_shape_groups(models, fit, rel_tol, abs_tol),
+                    key=lambda p: (p["budget"], p["depth"]))
+    ymax = float(max([curve["depth_high"].max()] + [p["depth"] for p in groups])) * 1.05
+    ytop = 10 * math.ceil(ymax / 10)
+    # pixel positions -> label offsets -> label anchors back in data coordinates
+    lx0, lx1 = math.log10(lo), math.log10(hi)
+    px = [(math.log10(p["budget"]) - lx0) / (lx1 - lx0) * width for p in groups]
+    py = [(1 - p["depth"] / ytop) * height for p in groups]
+    texts = [short_label(p["name"].split(" / ")) for p in groups]
+    places = place_labels(px, py, texts, width, height)
+    pts = pd.DataFrame([
+        dict(p, label=text, align=align, size=fmt.count(p["budget"]),
+             label_budget=10 ** (lx0 + (x + dx) / width * (lx1 - lx0)),
+             label_depth=(1 - (y + dy) / height) * ytop)
+        for p, x, y, text, (align, dx, dy) in zip(groups, px, py, texts, places)])
+    x = _budget_x(lo, hi)
+    xscale = alt.Scale(type="log", domain=[lo, hi])
+    yscale = alt.Scale(domain=[0, ytop])
+    band = alt.Chart(curve).mark_area(opacity=0.18, color=VERDICT_COLORS["near optimal"]).encode(
+        x=x, y=alt.Y("depth_low:Q", scale=yscale, title="depth L (layers)"), y2="depth_high:Q")
+    line = alt.Chart(curve).mark_line(color="black").encode(
+        x=x, y=alt.Y("depth:Q", scale=yscale),
+        tooltip=[alt.Tooltip("size:N", title="budget N"),
+                 alt.Tooltip("depth:Q", format=".1f", title="optimal depth L*"),
+                 alt.Tooltip("width:Q", format=",.0f", title="optimal width d*")])
+    vscale = alt.Scale(domain=list(VERDICT_COLORS), range=list(VERDICT_COLORS.values()))
+    color = alt.Color("verdict:N", title="verdict", scale=vscale,
+                      legend=alt.Legend(orient="bottom-right"))
+    tips = [alt.Tooltip("name:N", title="model"), alt.Tooltip("depth:Q", title="depth L"),
+            alt.Tooltip("width:Q", format=",", title="width d"),
+            alt.Tooltip("size:N", title="12 L d²"),
+            alt.Tooltip("optimal_depth:Q", format=".1f", title="optimal depth L*"),
+            alt.Tooltip("depth_ratio:Q", format=".2f", title="L / L*"),
+            alt.Tooltip("verdict:N"), alt.Tooltip("source:N", title="source")]
+    dots = alt.Chart(pts).mark_point(filled=True, size=70, opacity=0.9).encode(
+        x=x, y=alt.Y("depth:Q", scale=yscale), color=color, tooltip=tips)
+    labels = [alt.Chart(pts).transform_filter(f"datum.align == '{align}'")
+              .mark_text(align=align, baseline="middle", fontSize=9).encode(
+                  x=alt.X("label_budget:Q", scale=xscale), y=alt.Y("label_depth:Q", scale=yscale),
+                  color=color, text="label:N", tooltip=tips)
+              for align in ("left", "right")]
+    return (alt.layer(band, line, dots, *labels)
+            .properties(width=width, height=height,
+                        title="Real models against the fit's optimal depth (band: near optimal)"))
+
+
+def advisor_expressions(fit: Fit = AUTHORS_FIT, head_size: int = DEFAULT_HEAD_SIZE,
+                        param: str = "log10_budget",
+                        steps: int = ADVISOR_NEWTON_STEPS) -> list[tuple[str, str]]:
+    """The advisor chart's computation as Vega expressions: ordered (field, expression) pairs
+    that turn the slider value ``param`` = log10(N) into the fit's optimal shape.
+
+    Fields: budget N; c and u0..u{steps} (Newton's method of
+    :func:`~dwlib.core.fit.optimal_depth` in u = log L, unrolled ``steps`` times from the same
+    start); depth L* = exp(u); width d* = exp(a + b L*); practical_depth max(1, round(L*));
+    practical_width, the multiple of ``head_size`` nearest to sqrt(N / (12 depth)) (at least
+    one head); heads.  The fit's constants are written in from ``fit`` (never retyped).  Only
+    log, exp, pow, sqrt, min, max and round are used, and no conditionals, so the tests can
+    evaluate them in Python.
+    """
+    h = check_head_size(head_size)
+    require(isinstance(steps, (int, np.integer)) and steps >= 1,
+            f"steps must be an integer >= 1, got {steps!r}")
+    a, b = repr(float(fit.log_width_intercept)), repr(float(fit.depth_slope))
+    k = repr(float(sizes.PARAMS_PER_LAYER))
+    out = [("budget", f"pow(10, {param})"),
+           ("c", f"log(datum.budget) - log({k}) - 2 * {a}"),
+           # start right of the root (see optimal_depth); equals c when c <= 0.
+           ("u0", f"min(datum.c, log(max(datum.c, 0) / (2 * {b}) + 1) + 1)")]
+    for i in range(steps):
+        u = f"datum.u{i}"
+        out.append((f"u{i + 1}", f"{u} - ({u} + 2 * {b} * exp({u}) - datum.c)"
+                                 f" / (1 + 2 * {b} * exp({u}))"))
+    out += [("depth", f"exp(datum.u{steps})"),
+            ("width", f"exp({a} + {b} * datum.depth)"),
+            ("practical_depth", "max(1, round(datum.depth))"),
+            ("practical_width", f"{h} * max(1, round(sqrt(datum.budget / ({k} * "
+                                f"datum.practical_depth)) / {h}))"),
+            ("heads", f"datum.practical_width / {h}")]
+    return out
+
+
+def _advisor_marker(fit: Fit, h: int, param: str) -> alt.Chart:
+    """One datum carrying the advisor's answer for the slider ``param`` and its text lines."""
+    marker = alt.Chart(pd.DataFrame({"i": [0]}))
+    for field, expr in advisor_expressions(fit, h, param):
+        marker = marker.transform_calculate(**{field: expr})
+    size = ("datum.budget >= 1e12 ? format(datum.budget / 1e12, '.3~r') + 'T'"
+            " : datum.budget >= 1e9 ? format(datum.budget / 1e9, '.3~r') + 'B'"
+            " : format(datum.budget / 1e6, '.3~r') + 'M'")
+    return marker.transform_calculate(
+        size=size,
+        summary=("'N = ' + datum.size + ': optimal depth L* = ' + format(datum.depth, '.1f')"
+                 " + ', width d* = ' + format(datum.width, ',.0f')"),
+        practical=("'practical: ' + format(datum.practical_depth, 'd') + ' layers of width '"
+                   " + format(datum.practical_width, ',d') + ' (' + format(datum.heads, 'd')"
+                   f" + ' heads of {h})'"),
+        depth_label="'L* = ' + format(datum.depth, '.1f')",
+        width_label="'d* = ' + format(datum.width, ',.0f')")
+
+
+def advisor_chart(fit: Fit = AUTHORS_FIT, models=None, head_size: int = DEFAULT_HEAD_SIZE,
+                  budget_range=(1e6, 1e13), budget: float = 175e9,
+                  width: int = 600) -> alt.VConcatChart:
+    """The fit's optimal depth and width against the budget, with a slider bound to
+    log10(budget): a marker on each curve and a text line give the suggested shape for the
+    slider's budget.  Everything is computed by Vega expressions (:func:`advisor_expressions`)
+    in the page, so it works in the static book with no kernel.
+
+    ``models`` (optional): dicts with ``name``, ``depth``, ``width`` drawn as grey points on
+    the depth panel (same shape merged).  ``budget``: the slider's initial value.
+    """
+    lo, hi = check_budget_range(budget_range)
+    N0 = positive_number(budget, "budget")
+    require(lo <= N0 <= hi, f"budget must lie in budget_range, got {fmt.number(N0)}")
+    h = check_head_size(head_size)
+    require_one_head(lo, h)
+    curve = _curve_frame((lo, hi), 200, fit)
+    pick = slider("log10_budget", math.log10(lo), math.log10(hi), 0.001,
+                  round(math.log10(N0), 3), label="log10(budget N)")
+    x = _budget_x(lo, hi)
+    ydepth = alt.Scale(domain=[0, math.ceil(float(curve["depth"].max()) / 10) * 10 + 10])
+    marker = _advisor_marker(fit, h, pick.name)
+    # labels flip to the left of the marker in the right half of the range; both curves rise
+    # to the right, so the label goes above-left of the marker in the right half and
+    # below-right of it in the left half, off the curve
+    right = f"{pick.name} > {(math.log10(lo) + math.log10(hi)) / 2!r}"
+    align = alt.expr(f"{right} ? 'right' : 'left'")
+    dx, dy = alt.expr(f"{right} ? -10 : 10"), alt.expr(f"{right} ? -10 : 12")
+    rule = marker.mark_rule(color="#888", strokeDash=[4, 3]).encode(x=x)
+
+    def answer(field: str, enc: dict) -> list:
+        return [marker.mark_point(size=140, filled=True, color="#ff7f0e").encode(**enc),
+                marker.mark_text(align=align, dx=dx, dy=dy, fontSize=12, fontWeight="bold",
+                                 color="#ff7f0e").encode(text=f"{field}:N", **enc)]
+
+    depth_enc = dict(x=x, y=alt.Y("depth:Q", scale=ydepth))
+    layers = [alt.Chart(curve).mark_line(color="black").encode(
+        x=x, y=alt.Y("depth:Q", scale=ydepth, title="optimal depth L* (layers)"),
+        tooltip=[alt.Tooltip("size:N", title="budget N"),
+                 alt.Tooltip("depth:Q", format=".1f", title="L*"),
+                 alt.Tooltip("width:Q", format=",.0f", title="d*")])]
+    if models:
+        pts = pd.DataFrame(_shape_groups(models, fit, DEFAULT_REL_TOL, DEFAULT_ABS_TOL))
+        layers.append(alt.Chart(pts).mark_point(color="#999", size=30).encode(
+            tooltip=[alt.Tooltip("name:N", title="model"), "depth:Q",
+                     alt.Tooltip("width:Q", format=","), "verdict:N"], **depth_enc))
+    layers += [rule, *answer("depth_label", depth_enc),
+               marker.mark_text(align="left", baseline="top", fontSize=12, fontWeight="bold")
+               .encode(x=alt.value(4), y=alt.value(4), text="summary:N"),
+               marker.mark_text(align="left", baseline="top", fontSize=12)
+               .encode(x=alt.value(4), y=alt.value(20), text="practical:N")]
+    width_enc = dict(x=x, y=alt.Y("width:Q", scale=alt.Scale(type="log"), title="optimal width d*",
+                                  axis=alt.Axis(values=[10.0 ** k for k in range(2, 7)], format=",")))
+    width_panel = alt.layer(
+        alt.Chart(curve).mark_line(color="black").encode(
+            tooltip=[alt.Tooltip("size:N", title="budget N"),
+                     alt.Tooltip("width:Q", format=",.0f", title="d*")], **width_enc),
+        rule, *answer("width_label", width_enc)).properties(width=width, height=160)
+    return alt.vconcat(alt.layer(*layers).properties(width=width, height=260),
+                       width_panel).add_params(pick)
+
+
+def advisor_html(budget: float, head_size: int = DEFAULT_HEAD_SIZE, fit: Fit = AUTHORS_FIT,
+                 span: int = 2) -> str:
+    """The advisor's answer for a budget as HTML: the continuous optimum, the suggested
+    practical shape (:func:`~dwlib.core.fit.practical_shape`) and a table of
+    :func:`~dwlib.core.fit.nearby_shapes` with their verdicts (the suggested row in bold).
+    Bad input gives a one-line error paragraph."""
+    try:
+        best = practical_shape(budget, head_size=head_size, fit=fit)
+        near = nearby_shapes(budget, head_size=head_size, span=span, fit=fit)
+    except InputError as err:
+        return f'<p class="dw-advisor-error">{html.escape(str(err))}</p>'
+    rows = []
+    for s in near:
+        b = ("<b>", "</b>") if s["depth"] == best["depth"] else ("", "")
+        cells = (s["depth"], f"{s['width']:,}", s["heads"], fmt.count(s["budget"]),
+                 f"{s['depth_ratio']:.2f}", s["verdict"])
+        rows.append("<tr>" + "".join(f"<td>{b[0]}{c}{b[1]}</td>" for c in cells) + "</tr>")
+    head = "".join(f"<th>{c}</th>" for c in
+                   ("depth L", "width d", "heads", "budget 12 L d²", "L / L*", "verdict"))
+    return (f"<p>Budget N = <b>{fmt.count(float(budget))}</b> non-embedding parameters: optimal "
+            f"depth L* = {best['optimal_depth']:.2f}, optimal width d* = "
+            f"{best['optimal_width']:,.0f}.<br>Suggested: <b>{best['depth']} layers of width "
+            f"{best['width']:,}</b> ({fmt.heads(best['heads'], best['head_size'])}), actual "
+            f"budget {fmt.count(best['budget'])}.</p>"
+            f'<table class="dw-advisor"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def advisor_widget(budget: float = 175e9, head_size: int = DEFAULT_HEAD_SIZE,
+                   fit: Fit = AUTHORS_FIT, span: int = 2) -> ipywidgets.VBox:
+    """A live advisor (ipywidgets): a log slider for the budget (1e6 to 1e13) and a choice of
+    head size; the panel shows :func:`advisor_html` for the current values."""
+    sizes_ = sorted({32, 64, 96, 128, 160, 192, 256, check_head_size(head_size)})
+    head = ipywidgets.Dropdown(options=sizes_, value=int(head_size), description="head size",
+                               style={"description_width": "initial"})
+    return explorer(functools.partial(advisor_html, fit=fit, span=span),
+                    budget=log_slider("budget N", float(budget), 6, 13, 0.05), head_size=head)

@@ -1,0 +1,146 @@
+"""Altair charts that work in the offline book and in a live kernel.
+
+The book is read with no network, so a chart's HTML must not load Vega from a CDN. Altair
+lets a renderer supply its own HTML template (``spec_to_html(template=...)``); ours draws
+with the ``vegaEmbed`` that the book's pages load from their own static files, and loads
+nothing itself: where that global is absent it says so in one line. Live frontends that do
+not ship Vega (Colab) use Altair's own renderer instead (:func:`enable`).
+
+Output ids are numbered per kernel (not random), so a notebook re-run in a fresh kernel
+produces identical outputs and nbval can compare them strictly.
+
+Use :func:`enable` once per notebook (the chapters do it through :func:`dwlib.book.setup`),
+then display charts as usual. Static interactivity uses Altair parameters bound to HTML
+inputs (:func:`slider`), which work in the rendered page without a kernel. Also here: the
+helpers that charts share (:func:`spec_json`, :func:`short_label`, :func:`place_labels`); the
+charts themselves live beside their subject (:mod:`dwlib.viz.bounds`, ...).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import altair as alt
+import jinja2
+from altair.utils.html import spec_to_html
+
+from dwlib.env import on_colab
+
+RENDERER = "dwbook"
+
+# The chart's container, then a script that finds it as its previous sibling.
+_TEMPLATE = jinja2.Template(
+    """\
+<div id="{{ output_div }}" class="dw-chart"></div>
+<script type="text/javascript">
+(function(spec, embedOpt) {
+  const el = document.currentScript.previousElementSibling;
+  function draw() {
+    vegaEmbed(el, spec, embedOpt).catch(function(err) {
+      el.innerHTML = '<pre class="dw-chart-error">' + err + '</pre>';
+      console.error(err);
+    });
+  }
+  if (typeof vegaEmbed !== "undefined") { draw(); return; }
+  // Never fetched from the network: the book's pages bring vegaEmbed with them.
+  el.innerHTML = '<pre class="dw-chart-error">Vega-Embed is not on this page: in a live kernel, ' +
+    'call dwlib.viz.render.enable(live=True) and display the chart again.</pre>';
+})({{ spec }}, {{ embed_options }});
+</script>
+"""
+)
+
+_ids = itertools.count(1)
+
+
+def _renderer(spec: dict, **metadata) -> dict:
+    embed_options = metadata.get("embed_options") or {}
+    html = spec_to_html(
+        spec,
+        mode="vega-lite",
+        vega_version=alt.VEGA_VERSION,
+        vegalite_version=alt.VEGALITE_VERSION,
+        vegaembed_version=alt.VEGAEMBED_VERSION,
+        template=_TEMPLATE,
+        output_div=f"dw-chart-{next(_ids)}",
+        embed_options=embed_options,
+        fullhtml=False,
+    )
+    return {"text/html": html, "text/plain": f"<{spec.get('$schema', 'vega-lite').rsplit('/', 1)[-1]} chart>"}
+
+
+alt.renderers.register(RENDERER, _renderer)
+
+
+def enable(actions: bool = False, live: bool | None = None) -> None:
+    """Render Altair charts with the book's offline renderer, or with Altair's own in a live
+    frontend that does not ship Vega (``live=True``; default: only on Colab).
+
+    ``actions`` shows vega-embed's export menu (off by default: it links to an online editor).
+    """
+    if on_colab() if live is None else live:
+        alt.renderers.enable("default", embed_options={"actions": actions})
+    else:
+        alt.renderers.enable(RENDERER, embed_options={"actions": actions, "renderer": "svg"})
+    # Keep data inline in the spec (the book has no server to fetch separate data files from).
+    alt.data_transformers.disable_max_rows()
+
+
+def slider(name: str, min: float, max: float, step: float, value: float, label: str | None = None):
+    """An Altair parameter bound to a range input: static interactivity with no kernel."""
+    return alt.param(name=name, value=value,
+                     bind=alt.binding_range(min=min, max=max, step=step, name=(label or name) + " "))
+
+
+def spec_json(chart: alt.TopLevelMixin) -> str:
+    """The chart's Vega-Lite spec as canonical JSON (stable across runs; used by tests)."""
+    return json.dumps(chart.to_dict(), sort_keys=True)
+
+
+def short_label(names: list[str]) -> str:
+    """A point's label: at most two names (size suffixes in parentheses dropped), then +k."""
+    short = [n.split(" (")[0] for n in names]
+    return " / ".join(short[:2]) + (f" +{len(short) - 2}" if len(short) > 2 else "")
+
+
+def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0) -> list:
+    """Greedy placement of point labels in pixel space (x, y in pixels, y down).
+
+    For each point, in order, the first of a few candidate positions (right or left of the
+    point, level, above or below) whose box stays inside the chart and overlaps no point and
+    no label placed so far; if none is free, the one with the least overlap.  Returns
+    (align, dx, dy) per point, offsets in pixels from the point to the label's anchor.
+    Deterministic (no randomness), so the chart's spec is the same on every run.
+    """
+    char_w, box_h, gap = 0.56 * font_size, font_size + 2, 7
+    candidates = [("left", gap, 0), ("left", gap, -box_h), ("left", gap, box_h),
+                  ("right", -gap, 0), ("right", -gap, -box_h), ("right", -gap, box_h),
+                  ("left", gap, -2 * box_h), ("left", gap, 2 * box_h),
+                  ("right", -gap, -2 * box_h), ("right", -gap, 2 * box_h)]
+    dots = [(x - 4, y - 4, x + 4, y + 4) for x, y in zip(xs, ys)]
+    placed: list = []
+    out = []
+
+    def overlap(a, b):
+        w = min(a[2], b[2]) - max(a[0], b[0])
+        h = min(a[3], b[3]) - max(a[1], b[1])
+        return w * h if w > 0 and h > 0 else 0.0
+
+    for i, (x, y, text) in enumerate(zip(xs, ys, texts)):
+        w = char_w * len(text)
+        best, best_cost = None, None
+        for align, dx, dy in candidates:
+            x0 = x + dx if align == "left" else x + dx - w
+            box = (x0, y + dy - box_h / 2, x0 + w, y + dy + box_h / 2)
+            outside = (max(0, -box[0]) + max(0, box[2] - width)
+                       + max(0, -box[1]) + max(0, box[3] - height)) * box_h
+            cost = outside + sum(overlap(box, o) for o in placed) + sum(
+                overlap(box, d) for j, d in enumerate(dots) if j != i)
+            if best_cost is None or cost < best_cost:
+                best, best_cost = (align, dx, dy, box), cost
+            if cost == 0:
+                break
+        placed.append(best[3])
+        out.append(best[:3])
+    return out

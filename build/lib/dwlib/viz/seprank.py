@@ -1,0 +1,67 @@
+"""The measured-separation-rank chapter's charts: log3 of the measured grid ranks beside the
+bounds above them, and the singular values where floating point loses the rank.
+
+The data are the stored sweep (:func:`dwlib.experiments.seprank_sweep.load`).
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+QUANTITIES = ["measured grid rank", "polynomial-space bound", "Theorem 1 lower bound",
+              "Theorem 1 upper bound", "Theorem 2 lower bound", "Theorem 2 upper bound"]
+COLORS = alt.Scale(domain=QUANTITIES, range=["#000000", "#7f7f7f", "#1f77b4", "#1f77b4", "#d62728", "#d62728"])
+DASH = alt.Scale(domain=QUANTITIES, range=[[1, 0], [2, 2], [1, 0], [5, 3], [1, 0], [5, 3]])
+
+
+def bound_rows(ranks: pd.DataFrame, panel: str) -> pd.DataFrame:
+    """One row per (shape, quantity) with its log3: the measured rank, the polynomial-space
+    bound and, where a theorem applies, its two bounds; ``panel`` ("width" or "depth") names
+    the column that splits the chart into panels."""
+    rows = []
+    for _, m in ranks.iterrows():
+        base = {"depth L": m["depth"], "width d_x": m["width"], "panel": f"{panel} {m[panel]}"}
+        rows.append({**base, "quantity": "measured grid rank", "log3": np.log(m["rank"]) / np.log(3)})
+        rows.append({**base, "quantity": "polynomial-space bound", "log3": np.log(float(m["poly_dim"])) / np.log(3)})
+        thm = {1: "Theorem 1", 2: "Theorem 2"}.get(m["theorem"])
+        if thm is not None:
+            for side in ("lower", "upper"):
+                rows.append({**base, "quantity": f"{thm} {side} bound", "log3": m[f"log3_{side}"]})
+    return pd.DataFrame(rows)
+
+
+def rank_chart(ranks: pd.DataFrame, against: str = "depth"):
+    """log3 of the measured rank and of its bounds against depth (one panel per width, widths
+    1-3) or against width (one panel per depth)."""
+    if against == "depth":
+        df, x = bound_rows(ranks[ranks["width"] <= 3], "width"), "depth L"
+        title = "log3 rank against depth, at widths 1-3 (N = 4, H = 1)"
+    else:
+        df, x = bound_rows(ranks, "depth"), "width d_x"
+        title = "log3 rank against width, at depths 1-3 (N = 4, H = 1)"
+    base = alt.Chart(df).encode(
+        x=alt.X(f"{x}:O", title=x),
+        y=alt.Y("log3:Q", title="log3 of rank or bound"),
+        color=alt.Color("quantity:N", scale=COLORS, legend=alt.Legend(orient="bottom", columns=2, title=None)),
+        strokeDash=alt.StrokeDash("quantity:N", scale=DASH, legend=None),
+        tooltip=["quantity:N", f"{x}:O", alt.Tooltip("log3:Q", format=".2f")])
+    return (base.mark_line() + base.mark_point(filled=True, size=40)).properties(width=170, height=200).facet(
+        column=alt.Column("panel:N", title=None)).properties(title=title)
+
+
+def singular_value_chart(case) -> alt.LayerChart:
+    """The singular values (relative to the largest, log scale) of one float-against-exact
+    case, with its exact and its float64 rank marked."""
+    sv = pd.DataFrame({"index": np.arange(1, len(case["singular_values"]) + 1),
+                       "sigma / sigma_max": case["singular_values"]})
+    sv = sv[sv["sigma / sigma_max"] > 0]
+    marks = pd.DataFrame({"index": [case["exact"], case["float"]], "what": ["exact rank", "float64 rank"]})
+    line = alt.Chart(sv).mark_line(color="black").encode(
+        x=alt.X("index:Q", title="singular value index"),
+        y=alt.Y("sigma / sigma_max:Q", scale=alt.Scale(type="log"), title="singular value / largest"))
+    rules = alt.Chart(marks).mark_rule(strokeDash=[4, 3]).encode(
+        x="index:Q", color=alt.Color("what:N", legend=alt.Legend(orient="bottom", title=None)))
+    return (line + rules).properties(width=520, height=220,
+                                     title=f"Singular values at depth {int(case['depth'])}, width {int(case['width'])}")
