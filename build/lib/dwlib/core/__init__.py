@@ -1,1 +1,0 @@
-"""The paper's mathematics: pure functions, no I/O and no UI (see :mod:`dwlib`)."""

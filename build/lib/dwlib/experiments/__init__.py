@@ -1,1 +1,0 @@
-"""Experiments built on training and the mathematics: sweeps, transitions, catalogues."""
