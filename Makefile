@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 NOTEBOOKS := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup book test unit nbval browser execute clean
+.PHONY: setup book test unit nbval browser live execute clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,7 +41,7 @@ execute: setup
 	  --ExecutePreprocessor.timeout=900 "$$nb"; done
 
 unit: setup
-	$(PY) -m pytest tests --ignore=tests/browser
+	$(PY) -m pytest tests --ignore=tests/browser --ignore=tests/live
 
 nbval: setup
 	$(PY) -m pytest --nbval $(NOTEBOOKS) --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
@@ -49,7 +49,24 @@ nbval: setup
 browser: book $(CHROMIUM)
 	CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests/browser
 
-test: unit nbval browser
+# Every chapter in a real JupyterLab (offline): opened, Run All, every control moved.
+live: setup $(CHROMIUM)
+	CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests/live -p no:cacheprovider
+
+test: unit nbval browser live wheel
+
+# The wheel, installed as a user gets it: built from the files git would commit, a fresh
+# environment per Python (3.11, 3.12) with the newest dependency versions pyproject.toml allows,
+# and a subset of the unit tests run against the installed package (scripts/check_wheel.py).
+# Needs a package index. PYTHONS="3.12 /path/to/python3.13" picks other interpreters.
+.PHONY: wheel colab-sync
+PYTHONS ?= 3.11 3.12
+wheel: $(STAMP)
+	$(PY) scripts/check_wheel.py $(addprefix --python ,$(PYTHONS))
+
+# After editing repository.url in _config.yml: rewrite every chapter's Colab install cell from it.
+colab-sync: $(STAMP)
+	$(PY) scripts/new_notebook.py sync
 
 clean:
 	rm -rf _build .jupyter_cache book/_vendor

@@ -19,27 +19,71 @@ def _chart():
     return alt.Chart(pd.DataFrame({"x": [1, 2, 3], "y": [1, 4, 9]})).mark_line().encode(x="x", y="y")
 
 
-def _html(chart) -> str:
-    bundle = chart._repr_mimebundle_()
-    return (bundle[0] if isinstance(bundle, tuple) else bundle)["text/html"]
+def _bundle(chart) -> tuple[dict, dict]:
+    out = chart._repr_mimebundle_()
+    return out if isinstance(out, tuple) else (out, {})
 
 
-def test_renderer_is_offline_first_and_deterministic():
+def test_chart_output_is_the_spec_as_data_under_the_mimetype_jupyterlab_draws():
     render.enable()
-    html1, html2 = _html(_chart()), _html(_chart())
-    # numbered ids, not random ones: a fresh kernel reproduces the same output
-    n1 = int(re.search(r'id="dw-chart-(\d+)"', html1).group(1))
-    n2 = int(re.search(r'id="dw-chart-(\d+)"', html2).group(1))
-    assert n2 == n1 + 1
-    assert html1.replace(f"dw-chart-{n1}", "X") == html2.replace(f"dw-chart-{n2}", "X")
-    # the page's own vegaEmbed draws; nothing is ever fetched (no URL, no script loading)
-    assert 'if (typeof vegaEmbed !== "undefined") { draw(); return; }' in html1
-    script = html1.split("})({", 1)[0]  # the code around the spec (the spec's $schema is only an id)
-    assert "http" not in script and "createElement" not in script and ".src" not in script
-    assert "require" not in html1  # no require.js branch (it would fetch vega from a CDN)
+    chart = _chart()
+    data, meta = _bundle(chart)
+    # The spec itself, once: no HTML, no script, nothing a front end must fetch; the same
+    # output on every run (nbval compares it strictly).
+    assert set(data) == {render.MIMETYPE, "text/plain"}
+    assert render.MIMETYPE == "application/vnd.vegalite.v5+json"  # what JupyterLab 4 ships
+    assert data[render.MIMETYPE] == chart.to_dict()
+    assert meta[render.MIMETYPE]["embed_options"] == {"actions": False, "renderer": "svg"}
+    assert _bundle(_chart()) == (data, meta)
+
+
+def test_book_html_draws_with_the_pages_own_vega_embed_and_loads_nothing():
+    spec = _chart().to_dict()
+    spec["title"] = "a </script> in the data"
+    html = render.chart_html(spec, {"actions": False})
+    assert html.startswith('<div class="dw-chart"></div>')
+    assert 'typeof vegaEmbed === "undefined"' in html
+    code = html.split("})(", 1)[0]  # the code before the spec (the spec's $schema is only an id)
+    assert "http" not in code and "createElement" not in code and ".src" not in code
+    assert "require" not in html  # no require.js branch (it would fetch vega from a CDN)
+    assert html.count("</script>") == 1  # the spec's own "</script>" is escaped
+    args = html.split("})(", 1)[1].rsplit(");", 1)[0]
+    assert json.loads("[" + args.replace("<\\/", "</") + "]") == [spec, {"actions": False}]
+
+
+def test_book_plugin_turns_a_chart_output_into_the_book_html():
+    import dataclasses
+
+    from dwlib.book.charts import VegaLiteHTML
+
+    @dataclasses.dataclass
+    class Data:  # the fields of myst_nb's MimeData that the plugin reads
+        mime_type: str
+        content: object
+        output_metadata: dict
+
+    class Renderer:
+        def render_text_html(self, data):
+            return [(data.mime_type, data.content)]
+
+    spec = _chart().to_dict()
+    meta = {render.MIMETYPE: {"embed_options": {"actions": False}}}
+    out = VegaLiteHTML.handle_mime(Renderer(), Data(render.MIMETYPE, spec, meta), False)
+    assert out == [("text/html", render.chart_html(spec, {"actions": False}))]
+    assert VegaLiteHTML.handle_mime(Renderer(), Data("text/plain", "x", {}), False) is None
+    assert ("*", render.MIMETYPE, 1) in VegaLiteHTML.mime_priority_overrides
+
+
+def test_colab_renderer_is_altairs_offline_widget():
     render.enable(live=True)
-    assert alt.renderers.active == "default"
-    render.enable()
+    try:
+        data, _ = _bundle(_chart())
+        assert "application/vnd.jupyter.widget-view+json" in data
+        # Its JavaScript is the bundle vl-convert-python ships: no import from any URL.
+        esm = alt.JupyterChart._esm
+        assert len(esm) > 100_000 and not re.search(r"""import[^;]*from\s*["']https?:""", esm)
+    finally:
+        render.enable()
     assert alt.renderers.active == render.RENDERER
 
 
@@ -58,3 +102,13 @@ def test_explorer_panel_is_filled_at_once_and_follows_the_controls():
     assert panel.value == "<p>500</p>"
     b.value = 1000
     assert panel.value == "<p>5000</p>"
+
+
+def test_explorer_offers_a_static_snapshot_beside_its_widget_view():
+    a, b = widgets.int_slider("depth L", 6, 1, 24), widgets.log_slider("width", 1024.0, 1, 6)
+    box = widgets.explorer(lambda a, b: f"<p>L={a}, d={b:g}</p>", a=a, b=b)
+    data = box._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data  # the live widget, when trusted
+    assert "depth L = 6, width = 1,024" in data["text/html"] and "<p>L=6, d=1024</p>" in data["text/html"]
+    a.value = 7
+    assert "depth L = 7" in box._repr_mimebundle_()["text/html"]

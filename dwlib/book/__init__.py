@@ -11,11 +11,12 @@
 
 from __future__ import annotations
 
+import html
+
+import IPython.display
+
 from dwlib import env
 from dwlib.viz import render
-
-COLAB_INSTALL = "dwlib @ git+https://github.com/dwbook/depth-width-interplay"
-
 
 def setup() -> str:
     """Enable the book's chart renderer; return the environment report as text."""
@@ -35,7 +36,39 @@ def glue(name: str, value, display: bool = False) -> None:
     _glue(name, value, display=display)
 
 
+class Numbers(dict):
+    """A chapter's glued numbers, displayed as a table of names and values.
+
+    The book puts each value in its sentence; JupyterLab (whose MyST renderer has no glue
+    roles) shows a role as its name, so the glue cell's output lists every name beside its
+    value. The book removes that output (the cell's ``remove-output`` tag).
+    """
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td>{html.escape(_shown(v))}</td></tr>"
+                       for k, v in self.items())
+        return (f'<table class="dw-numbers"><caption>The numbers the text quotes, by name</caption>'
+                f"<thead><tr><th>name</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>")
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{k} = {_shown(v)}" for k, v in self.items())
+
+
+def _shown(value) -> str:
+    if isinstance(value, float):
+        return f"{value:,.6g}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
 def glue_all(values: dict) -> None:
-    """Glue every ``name: value`` of a chapter's numbers (:func:`glue` for each)."""
+    """Show a chapter's numbers as a :class:`Numbers` table (for readers of the notebook
+    itself), then glue every ``name: value`` (:func:`glue` for each).
+
+    The table comes first: JupyterLab folds a cell's outputs after its fiftieth, and each
+    glued value is an output of its own.
+    """
+    IPython.display.display(Numbers(values))
     for name, value in values.items():
         glue(name, value)

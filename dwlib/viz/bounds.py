@@ -20,7 +20,8 @@ from dwlib import fmt
 from dwlib.core.bounds import (C2_FACTOR, LOG3_2, corollary1_width, depth_threshold, regime,
                                separation_rank_bounds)
 from dwlib.errors import InputError
-from dwlib.viz.render import place_labels, short_label, slider
+from dwlib.viz.layout import band, narrow_offsets, text_offsets
+from dwlib.viz.render import short_label, slider
 from dwlib.viz.widgets import explorer, int_slider, log_slider
 
 # ---------------------------------------------------------------------------------------------
@@ -45,46 +46,40 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     yscale = alt.Scale(type="log", domain=list(depth_range))
     base = alt.Chart(curve).encode(x=x)
     below = base.mark_area(opacity=0.18, color="#1f77b4").encode(
-        y=alt.Y("floor:Q", scale=yscale, title="depth L"), y2="threshold:Q")
-    above = base.mark_area(opacity=0.12, color="#d62728").encode(y=alt.Y("threshold:Q", scale=yscale),
-                                                                 y2="ceiling:Q")
+        **band(x, alt.Y("floor:Q", scale=yscale, title="depth L"), "threshold:Q"))
+    above = base.mark_area(opacity=0.12, color="#d62728").encode(
+        **band(x, alt.Y("threshold:Q", scale=yscale), "ceiling:Q"))
     line = base.mark_line(color="black").encode(y=alt.Y("threshold:Q", scale=yscale),
                                                 tooltip=[alt.Tooltip("width:Q", format=",.0f"),
                                                          alt.Tooltip("threshold:Q", format=".2f")])
     labels = pd.DataFrame({"width": [lo * 1.3, lo * 1.3], "depth": [1.3, depth_range[1] / 1.6],
                            "text": ["L < log3 d_x: depth-efficient (Theorem 1)",
-                                    "L > log3 d_x: depth and width alike (Theorem 2)"]})
-    region_text = alt.Chart(labels).mark_text(align="left", fontSize=11, color="#444").encode(
+                                    "L > log3 d_x: depth and width alike\n(Theorem 2)"]})
+    region_text = alt.Chart(labels).mark_text(align="left", fontSize=11, color="#444",
+                                              lineBreak="\n", limit=alt.expr("width - 12")).encode(
         x=x, y=alt.Y("depth:Q", scale=yscale), text="text:N")
     layers = [below, above, line, region_text]
     width_px, height_px = 560, 340
     if models:
         # One point per shape (models of equal depth and width share it), labels placed so
-        # that they do not overlap (pixel space of the log-log axes).
+        # that they do not overlap at any width the chart is drawn at (dwlib.viz.layout).
         shapes: dict = {}
         for m in models:
             shapes.setdefault((m["depth"], m["width"]), []).append(m["name"])
         keys = sorted(shapes, key=lambda s: (s[1], s[0]))
-        lx = lambda w: (np.log10(w) - np.log10(lo)) / (np.log10(hi) - np.log10(lo)) * width_px  # noqa: E731
-        ly = lambda L: (1 - (np.log10(L) - np.log10(depth_range[0]))  # noqa: E731
-                        / (np.log10(depth_range[1]) - np.log10(depth_range[0]))) * height_px
-        px, py = [float(lx(w)) for _, w in keys], [float(ly(L)) for L, _ in keys]
+        fx = [float((np.log10(w) - np.log10(lo)) / (np.log10(hi) - np.log10(lo))) for _, w in keys]
+        py = [float((1 - (np.log10(L) - np.log10(depth_range[0]))
+                     / (np.log10(depth_range[1]) - np.log10(depth_range[0]))) * height_px) for L, _ in keys]
         texts = [short_label(shapes[k]) for k in keys]
-        places = place_labels(px, py, texts, width_px, height_px, font_size=10)
-        inv_x = lambda v: 10 ** (np.log10(lo) + v / width_px * (np.log10(hi) - np.log10(lo)))  # noqa: E731
-        inv_y = lambda v: 10 ** (np.log10(depth_range[0]) + (1 - v / height_px)  # noqa: E731
-                                 * (np.log10(depth_range[1]) - np.log10(depth_range[0])))
+        places = narrow_offsets(fx, py, texts, height_px, font_size=10)
         pts = pd.DataFrame([{"name": " / ".join(shapes[k]), "depth": k[0], "width": k[1], "label": t,
-                             "align": a, "label_width": float(inv_x(x0 + dx)), "label_depth": float(inv_y(y0 + dy))}
-                            for k, t, x0, y0, (a, dx, dy) in zip(keys, texts, px, py, places)])
+                             "align": a, "dx": dx, "dy": dy}
+                            for k, t, (a, dx, dy) in zip(keys, texts, places)])
         tips = ["name:N", "depth:Q", alt.Tooltip("width:Q", format=",")]
         layers.append(alt.Chart(pts).mark_point(filled=True, size=50, color="black").encode(
             x=x, y=alt.Y("depth:Q", scale=yscale), tooltip=tips))
-        for align in ("left", "right"):
-            layers.append(alt.Chart(pts).transform_filter(f"datum.align == '{align}'").mark_text(
-                align=align, baseline="middle", fontSize=10).encode(
-                    x=alt.X("label_width:Q", scale=alt.Scale(type="log", domain=list(width_range))),
-                    y=alt.Y("label_depth:Q", scale=yscale), text="label:N", tooltip=tips))
+        layers.append(alt.Chart(pts).mark_text(fontSize=10, **text_offsets()).encode(
+            x=x, y=alt.Y("depth:Q", scale=yscale), text="label:N", tooltip=tips))
     log_w = slider("log10_width", float(np.log10(lo)), float(np.log10(hi)), 0.05, 3.0,
                    label="log10(width)")
     marker = (alt.Chart(pd.DataFrame({"i": [0]}))
@@ -95,9 +90,12 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     rule = marker.mark_rule(color="#555", strokeDash=[4, 3]).encode(x=x)
     dot = marker.mark_point(size=120, color="#ff7f0e", filled=True).encode(
         x=x, y=alt.Y("threshold:Q", scale=yscale))
-    note = marker.mark_text(align="left", dx=8, dy=12, fontSize=12, fontWeight="bold",
-                            color="#ff7f0e").encode(x=x, y=alt.Y("threshold:Q", scale=yscale),
-                                                    text="text:N")
+    # The note stays inside the plot: right of the marker in the left half, left of it in the
+    # right half.
+    right = f"{log_w.name} > {(float(np.log10(lo)) + float(np.log10(hi))) / 2!r}"
+    note = marker.mark_text(align=alt.expr(f"{right} ? 'right' : 'left'"), dx=alt.expr(f"{right} ? -8 : 8"),
+                            dy=12, fontSize=12, fontWeight="bold", color="#ff7f0e").encode(
+        x=x, y=alt.Y("threshold:Q", scale=yscale), text="text:N")
     layers += [rule, dot, note]
     return alt.layer(*layers).add_params(log_w).properties(width=width_px, height=height_px)
 
@@ -128,18 +126,21 @@ def bounds_chart(widths=(64, 256, 1024, 4096), heads=8, depth_range=(1.0, 24.0),
                     rows.append({"width": f"d_x = {w:,}", "depth": float(L), "bound": bound,
                                  "log3_sep": round(float(val), 6), "theorem": f"Theorem {th}"})
     df = pd.DataFrame(rows)
-    color = alt.Color("width:N", sort=[f"d_x = {w:,}" for w in widths], title="width")
+    # Legends below the plot: the chart keeps its plot width when narrowed to a phone's column.
+    color = alt.Color("width:N", sort=[f"d_x = {w:,}" for w in widths], title="width",
+                      legend=alt.Legend(orient="bottom", columns=2))
     y = alt.Y("log3_sep:Q", scale=alt.Scale(type="log"), title="log3 sep (bounds)")
     x = alt.X("depth:Q", title="depth L", scale=alt.Scale(domain=list(depth_range)))
     lines = alt.Chart(df).mark_line().encode(
         x=x, y=y, color=color,
-        strokeDash=alt.StrokeDash("bound:N", sort=["lower", "upper"], title="bound"),
+        strokeDash=alt.StrokeDash("bound:N", sort=["lower", "upper"], title="bound",
+                                  legend=alt.Legend(orient="bottom", columns=1)),
         detail="theorem:N",
         tooltip=["width:N", alt.Tooltip("depth:Q", format=".2f"), "bound:N", "theorem:N",
                  alt.Tooltip("log3_sep:Q", format=",.4g")])
     th = pd.DataFrame({"width": [f"d_x = {w:,}" for w in widths], "threshold": depth_threshold(np.array(widths, float))})
     rules = alt.Chart(th).mark_rule(strokeDash=[2, 2], opacity=0.7).encode(
-        x="threshold:Q", color=alt.Color("width:N", sort=list(th["width"]), legend=None),
+        x="threshold:Q", color=color,  # the lines' encoding: one legend, no conflicting properties
         tooltip=["width:N", alt.Tooltip("threshold:Q", format=".2f", title="L_th = log3 d_x")])
     return alt.layer(lines, rules).properties(width=560, height=340)
 
@@ -199,11 +200,11 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
           .transform_filter("datum.t2_upper > 0")
           .transform_calculate(t2_lower_shown="max(datum.t2_lower, 0.1)"))
     band1 = t1.mark_area(opacity=0.25, color="#1f77b4").encode(
-        x=x, y=alt.Y("t1_lower:Q", scale=y, title="log3 sep (bounds)"), y2="t1_upper:Q")
+        **band(x, alt.Y("t1_lower:Q", scale=y, title="log3 sep (bounds)"), "t1_upper:Q"))
     lo1 = t1.mark_line(color="#1f77b4").encode(x=x, y=alt.Y("t1_lower:Q", scale=y))
     up1 = t1.mark_line(color="#1f77b4", strokeDash=[5, 3]).encode(x=x, y=alt.Y("t1_upper:Q", scale=y))
     band2 = t2.mark_area(opacity=0.2, color="#d62728").encode(
-        x=x, y=alt.Y("t2_lower_shown:Q", scale=y), y2="t2_upper:Q")
+        **band(x, alt.Y("t2_lower_shown:Q", scale=y), "t2_upper:Q"))
     lo2 = t2.mark_line(color="#d62728").encode(x=x, y=alt.Y("t2_lower_shown:Q", scale=y))
     up2 = t2.mark_line(color="#d62728", strokeDash=[5, 3]).encode(x=x, y=alt.Y("t2_upper:Q", scale=y))
 
@@ -217,26 +218,28 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
         lower=f"depth < datum.th ? {eL['t1_lower']} : {eL['t2_lower']}",
         upper=f"depth < datum.th ? {eL['t1_upper']} : {eL['t2_upper']}",
         cor1=vega_corollary1_expression(eL["t1_lower"]),
-    ).transform_calculate(
-        line1="!datum.ok ? 'heads must be below the width' : 'd_x = ' + format(datum.w, ',.0f') + ', H = ' + heads"
-              " + ': threshold L_th = log3 d_x = ' + format(datum.th, '.2f')",
-        line2="!datum.ok ? '' : 'L = ' + depth + ': ' + datum.regime + '; ' + format(datum.lower, ',.4~g')"
-              " + ' <= log3 sep <= ' + format(datum.upper, ',.4~g')",
-        line3="!datum.ok ? '' : (depth >= datum.th ? 'Corollary 1 needs L < L_th' : "
-              "(shallow_depth >= depth ? 'Corollary 1: choose a shallow depth below L' : "
-              "(datum.lower <= 0 ? 'Corollary 1: the deep lower bound is not positive' : "
-              "'Corollary 1: a depth-' + shallow_depth + ' network needs width ~ 10^' + format(datum.cor1, '.2f'))))",
+    ).transform_calculate(  # short lines: the panel stays inside a plot narrowed to a phone
+        line1="!datum.ok ? 'heads must be below the width' : 'd_x = ' + format(datum.w, ',.0f')"
+              " + ', H = ' + heads + ': L_th = log3 d_x = ' + format(datum.th, '.2f')",
+        line2="!datum.ok ? '' : 'L = ' + depth + ': ' + datum.regime",
+        line3="!datum.ok ? '' : format(datum.lower, ',.4~g') + ' <= log3 sep <= ' + format(datum.upper, ',.4~g')",
+        line4="!datum.ok ? '' : (depth >= datum.th ? 'Corollary 1 needs L < L_th' : "
+              "(shallow_depth >= depth ? 'Corollary 1: pick a shallow depth below L' : "
+              "(datum.lower <= 0 ? 'Corollary 1: deep lower bound not positive' : "
+              "'Corollary 1: depth ' + shallow_depth + ' needs width ~ 10^' + format(datum.cor1, '.2f'))))",
     )
     rule = one.mark_rule(strokeDash=[4, 3], color="black").encode(x=alt.X("th:Q", scale=alt.Scale(domain=[1, max_depth])))
     deep_rule = one.mark_rule(color="#ff7f0e", size=2).encode(x=alt.X("L:Q", scale=alt.Scale(domain=[1, max_depth])))
     shallow_rule = one.mark_rule(color="#2ca02c", size=2, strokeDash=[2, 2]).encode(
         x=alt.X("Ls:Q", scale=alt.Scale(domain=[1, max_depth])))
-    texts = [one.mark_text(align="left", baseline="top", fontSize=12, color=c, fontWeight=fw)
-             .encode(x=alt.value(8), y=alt.value(6 + 17 * i), text=f"{name}:N")
-             for i, (name, c, fw) in enumerate([("line1", "black", "bold"), ("line2", "#ff7f0e", "normal"),
-                                                ("line3", "#2ca02c", "normal")])]
+    texts = [one.mark_text(align="left", baseline="top", fontSize=fs, color=c, fontWeight=fw,
+                           limit=alt.expr("width - 16"))
+             .encode(x=alt.value(8), y=alt.value(6 + 16 * i), text=f"{name}:N")
+             for i, (name, c, fw, fs) in enumerate([("line1", "black", "bold", 12), ("line2", "#ff7f0e", "normal", 11),
+                                                    ("line3", "#ff7f0e", "normal", 11),
+                                                    ("line4", "#2ca02c", "normal", 11)])]
     return (alt.layer(band1, band2, lo1, up1, lo2, up2, rule, deep_rule, shallow_rule, *texts)
-            .add_params(*params).properties(width=600, height=360))
+            .add_params(*params).properties(width=560, height=360))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -42,7 +42,9 @@ def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
         tooltip=["variant:N", "layer:Q", alt.Tooltip("residual:Q", format=".2e"), "width:Q", "heads:Q"])
     label = (alt.Chart(pd.DataFrame({"i": [0]}))
              .transform_calculate(text=f"'d_x = ' + pow(2, {lw.name}) + ',  H = ' + pow(2, {lh.name})")
-             .mark_text(align="right", x=540, y=10, fontSize=13, fontWeight="bold").encode(text="text:N"))
+             .mark_text(align="right", x=alt.expr("width - 4"), y=alt.expr("height / 2"), fontSize=13,
+                        fontWeight="bold")
+             .encode(text="text:N"))
     return alt.layer(lines, label).add_params(lw, lh).properties(width=560, height=300)
 
 
@@ -77,16 +79,19 @@ def induction_loss_chart(result: dict):
                        for r in result["runs"] for p in r["curve"]])
     lines = alt.Chart(df).mark_line().encode(
         x=alt.X("step:Q", title="training step"), y=alt.Y("loss:Q", title="loss on the repeat (nats)"),
-        color=alt.Color("layers:N", title=None), tooltip=["layers:N", "step:Q", alt.Tooltip("loss:Q", format=".3f")])
+        color=alt.Color("layers:N", title=None, legend=alt.Legend(orient="bottom")),
+        tooltip=["layers:N", "step:Q", alt.Tooltip("loss:Q", format=".3f")])
     chance = alt.Chart(pd.DataFrame({"loss": [result["chance_loss"]], "text": ["chance: log(vocab)"]}))
     rule = chance.mark_rule(strokeDash=[4, 3], color="#777").encode(y="loss:Q")
-    note = chance.mark_text(align="right", x=430, dy=-6, color="#555").encode(y="loss:Q", text="text:N")
+    note = chance.mark_text(align="right", x=alt.expr("width - 4"), dy=-6, color="#555").encode(
+        y="loss:Q", text="text:N")
     return alt.layer(lines, rule, note).properties(width=440, height=260)
 
 
 def attention_heatmap(result: dict):
     """The attention weights of each run's best induction-scoring last-layer head on one
-    sequence [s, s] (query position down, key position across), side by side."""
+    sequence [s, s] (query position down, key position across), side by side: a wrapped
+    concatenation (``columns``), so that a narrow column shows them one above the other."""
     charts = []
     for r in result["runs"]:
         p = np.array(r["example"]["pattern"])
@@ -98,8 +103,8 @@ def attention_heatmap(result: dict):
             x=alt.X("key:O", title="key position j", axis=alt.Axis(values=list(range(0, n, 5)))),
             y=alt.Y("query:O", title="query position t", axis=alt.Axis(values=list(range(0, n, 5)))),
             color=alt.Color("weight:Q", scale=alt.Scale(scheme="greys", domain=[0, 1]), title="weight"),
-            tooltip=["query:O", "key:O", alt.Tooltip("weight:Q", format=".3f")]).properties(width=260, height=260))
-    return alt.hconcat(*charts)
+            tooltip=["query:O", "key:O", alt.Tooltip("weight:Q", format=".3f")]).properties(width=240, height=240))
+    return alt.concat(*charts, columns=len(charts))
 
 
 def wide_deep_chart(table):
@@ -108,10 +113,11 @@ def wide_deep_chart(table):
     df = table[(table["attention"] != "Average") & (table["task"] != "Average")]
     lo, hi = float(min(df["deep"].min(), df["wide"].min())) - 2, float(max(df["deep"].max(), df["wide"].max())) + 2
     scale = alt.Scale(domain=[lo, hi], zero=False)
+    legend = alt.Legend(orient="bottom", columns=2)  # below: the plot keeps its width on a phone
     pts = alt.Chart(df).mark_point(filled=True, size=60).encode(
         x=alt.X("deep:Q", scale=scale, title="deep (8 layers): accuracy %"),
         y=alt.Y("wide:Q", scale=scale, title="wide (1 layer): accuracy %"),
-        color=alt.Color("task:N", title=None), shape="task:N",
+        color=alt.Color("task:N", title=None, legend=legend), shape=alt.Shape("task:N", legend=legend),
         tooltip=["attention:N", "task:N", "deep:Q", "wide:Q"])
     diag = alt.Chart(pd.DataFrame({"deep": [lo, hi], "wide": [lo, hi]})).mark_line(
         color="#999", strokeDash=[4, 3]).encode(x=alt.X("deep:Q", scale=scale), y=alt.Y("wide:Q", scale=scale))

@@ -11,6 +11,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from dwlib.errors import require
 from dwlib.experiments.transition import fit_transitions, loss_table, pair_depth, transitions
 from dwlib.viz.render import slider
 
@@ -44,7 +45,8 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, width: in
     x = alt.X("budget:Q", scale=alt.Scale(type="log", domain=span, nice=False),
               axis=alt.Axis(format="~s", labelOverlap=True), title="non-embedding parameters N = 12 L d²")
     y = alt.Y("loss:Q", scale=alt.Scale(zero=False), title="held-out loss (nats/token)")
-    color = alt.Color("depth:O", scale=alt.Scale(scheme=DEPTH_SCHEME), title="depth L")
+    color = alt.Color("depth:O", scale=alt.Scale(scheme=DEPTH_SCHEME), title="depth L",
+                      legend=alt.Legend(orient="bottom"))  # below: the plot keeps its width on a phone
     base = alt.Chart(df).transform_calculate(highlight=f"{in_pair} ? 1 : 0.18")
     opacity = alt.Opacity("highlight:Q", scale=None, legend=None)
     tips = [alt.Tooltip("depth:O", title="L"), alt.Tooltip("width:Q", title="d_x"),
@@ -59,29 +61,61 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, width: in
                                         f" + ({crossings}[pair] > 0 ? ': transition at N = '"
                                         f" + format({crossings}[pair], '.3s') : ': no transition in range')"))
     rule = marker.transform_filter("datum.budget > 0").mark_rule(color="#d62728", strokeDash=[5, 3]).encode(x=x)
-    note = marker.mark_text(align="left", x=8, y=10, fontSize=12, fontWeight="bold", color="#d62728").encode(
-        text="text:N")
+    note = marker.mark_text(align="left", x=8, y=10, fontSize=12, fontWeight="bold", color="#d62728",
+                            limit=alt.expr("width - 16")).encode(text="text:N")
     return (alt.layer(bars, lines, rule, note).add_params(pick)
-            .properties(width=width, height=height, title="Loss against size at each depth (seed mean ± std)"))
+            .properties(width=width, height=height,
+                        title=alt.Title("Loss against size at each depth", subtitle="seed mean ± std",
+                                        anchor="start")))
 
 
 def transition_chart(results: list[dict], depth_of_pair: str = "midpoint", width: int = 420, height: int = 300):
     """Transition budget against depth (log scale) with the bootstrap interval (16th-84th
-    percentile) and the least-squares line log N_t = alpha + beta L when two or more pairs cross."""
-    crossed = [t for t in results if t["status"] == "crossing"]
-    df = pd.DataFrame([{"depth": pair_depth(t, depth_of_pair), "pair": f"{t['shallow']} vs {t['deep']}",
-                        "budget": t["budget"], "low": t["budget_p16"] or t["budget"],
-                        "high": t["budget_p84"] or t["budget"], "p_crossing": t["p_crossing"]} for t in crossed],
-                      columns=["depth", "pair", "budget", "low", "high", "p_crossing"])
-    x = alt.X("depth:Q", title=f"depth ({depth_of_pair} of the pair)")
-    y = alt.Y("budget:Q", scale=alt.Scale(type="log"), title="transition budget N_t")
-    tips = ["pair:N", alt.Tooltip("budget:Q", format=".3s"), alt.Tooltip("p_crossing:Q", format=".2f")]
-    layers = [alt.Chart(df).mark_errorbar(ticks=True).encode(x=x, y=alt.Y("low:Q", scale=alt.Scale(type="log")),
-                                                             y2="high:Q"),
-              alt.Chart(df).mark_point(filled=True, size=70).encode(x=x, y=y, tooltip=tips)]
+    percentile) and the least-squares line log N_t = alpha + beta L when two or more pairs cross.
+
+    Every pair is drawn: a pair without a transition as a grey bar over the budgets both its
+    depths cover, labelled with its status ("shallow wins", ...). The axes span every pair, so
+    the chart is drawn (with no empty-data warning) even when no pair crosses.
+    """
+    require(len(results) > 0, "transition_chart needs at least one pair")
+    rows = [{"depth": pair_depth(t, depth_of_pair), "pair": f"{t['shallow']} vs {t['deep']}",
+             "status": t["status"], "budget": t["budget"], "low": t["budget_p16"] or t["budget"],
+             "high": t["budget_p84"] or t["budget"], "p_crossing": t["p_crossing"],
+             "range_low": t["range"][0], "range_high": t["range"][1]} for t in results]
+    depths = [r["depth"] for r in rows]
+    lows = [r["range_low"] for r in rows] + [r["low"] for r in rows if r["low"] is not None]
+    highs = [r["range_high"] for r in rows] + [r["high"] for r in rows if r["high"] is not None]
+    xdomain = [min(depths) - 0.5, max(depths) + 0.5]
+    ydomain = [min(lows) / 1.25, max(highs) * 1.25]
+    x = alt.X("depth:Q", title=f"depth ({depth_of_pair} of the pair)", scale=alt.Scale(domain=xdomain, nice=False))
+    yscale = alt.Scale(type="log", domain=ydomain, nice=False)
+    y = alt.Y("budget:Q", scale=yscale, title="transition budget N_t", axis=alt.Axis(format="~s"))
+    layers = []
+    crossed = pd.DataFrame([r for r in rows if r["status"] == "crossing"])
+    if len(crossed):
+        tips = ["pair:N", alt.Tooltip("budget:Q", format=".3s"), alt.Tooltip("p_crossing:Q", format=".2f")]
+        layers += [alt.Chart(crossed).mark_errorbar(ticks=True).encode(x=x, y=alt.Y("low:Q", scale=yscale),
+                                                                       y2="high:Q"),
+                   alt.Chart(crossed).mark_point(filled=True, size=70).encode(x=x, y=y, tooltip=tips)]
+    other = pd.DataFrame([r for r in rows if r["status"] != "crossing"])
+    if len(other):
+        middle = (xdomain[0] + xdomain[1]) / 2
+        other["mid"] = np.sqrt(other["range_low"] * other["range_high"])
+        other["align"] = ["right" if d > middle else "left" for d in other["depth"]]
+        other["dx"] = [-6 if d > middle else 6 for d in other["depth"]]
+        tips = ["pair:N", "status:N", alt.Tooltip("range_low:Q", format=".3s", title="range from"),
+                alt.Tooltip("range_high:Q", format=".3s", title="range to")]
+        base = alt.Chart(other)
+        layers += [base.mark_rule(size=6, opacity=0.25, color="#7f7f7f").encode(
+                       x=x, y=alt.Y("range_low:Q", scale=yscale, title="transition budget N_t",
+                                    axis=alt.Axis(format="~s")),
+                       y2="range_high:Q", tooltip=tips),
+                   base.mark_text(fontSize=10, color="#555", align=alt.expr("datum.align"),
+                                  dx=alt.expr("datum.dx")).encode(
+                       x=x, y=alt.Y("mid:Q", scale=yscale), text="status:N", tooltip=tips)]
     fit = fit_transitions(results, depth_of_pair)
     if fit is not None:
-        xs = np.linspace(df["depth"].min(), df["depth"].max(), 50)
+        xs = np.linspace(crossed["depth"].min(), crossed["depth"].max(), 50)
         line = pd.DataFrame({"depth": xs, "budget": np.exp(fit.alpha + fit.beta * xs)})
         layers.append(alt.Chart(line).mark_line(color="black", strokeDash=[4, 3]).encode(x=x, y=y))
     return alt.layer(*layers).properties(width=width, height=height, title="Transition budget against depth")

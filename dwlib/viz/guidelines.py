@@ -24,7 +24,8 @@ from dwlib.core.fit import (AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE, DEF
                             positive_number, practical_shape, require_one_head, verdict)
 from dwlib.errors import InputError, require
 from dwlib.experiments.catalogue import load_models
-from dwlib.viz.render import place_labels, short_label, slider
+from dwlib.viz.layout import band, narrow_offsets, text_offsets
+from dwlib.viz.render import short_label, slider
 from dwlib.viz.widgets import explorer, log_slider
 
 #: colours of the three verdicts in the book's charts.
@@ -95,22 +96,18 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
                     key=lambda p: (p["budget"], p["depth"]))
     ymax = float(max([curve["depth_high"].max()] + [p["depth"] for p in groups])) * 1.05
     ytop = 10 * math.ceil(ymax / 10)
-    # pixel positions -> label offsets -> label anchors back in data coordinates
+    # labels placed in pixels at the narrowest width the chart is drawn at (dwlib.viz.layout)
     lx0, lx1 = math.log10(lo), math.log10(hi)
-    px = [(math.log10(p["budget"]) - lx0) / (lx1 - lx0) * width for p in groups]
+    fx = [(math.log10(p["budget"]) - lx0) / (lx1 - lx0) for p in groups]
     py = [(1 - p["depth"] / ytop) * height for p in groups]
     texts = [short_label(p["name"].split(" / ")) for p in groups]
-    places = place_labels(px, py, texts, width, height)
-    pts = pd.DataFrame([
-        dict(p, label=text, align=align, size=fmt.count(p["budget"]),
-             label_budget=10 ** (lx0 + (x + dx) / width * (lx1 - lx0)),
-             label_depth=(1 - (y + dy) / height) * ytop)
-        for p, x, y, text, (align, dx, dy) in zip(groups, px, py, texts, places)])
+    places = narrow_offsets(fx, py, texts, height, font_size=9)
+    pts = pd.DataFrame([dict(p, label=text, align=align, dx=dx, dy=dy, size=fmt.count(p["budget"]))
+                        for p, text, (align, dx, dy) in zip(groups, texts, places)])
     x = _budget_x(lo, hi)
-    xscale = alt.Scale(type="log", domain=[lo, hi])
     yscale = alt.Scale(domain=[0, ytop])
-    band = alt.Chart(curve).mark_area(opacity=0.18, color=VERDICT_COLORS["near optimal"]).encode(
-        x=x, y=alt.Y("depth_low:Q", scale=yscale, title="depth L (layers)"), y2="depth_high:Q")
+    near = alt.Chart(curve).mark_area(opacity=0.18, color=VERDICT_COLORS["near optimal"]).encode(
+        **band(x, alt.Y("depth_low:Q", scale=yscale, title="depth L (layers)"), "depth_high:Q"))
     line = alt.Chart(curve).mark_line(color="black").encode(
         x=x, y=alt.Y("depth:Q", scale=yscale),
         tooltip=[alt.Tooltip("size:N", title="budget N"),
@@ -127,14 +124,12 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
             alt.Tooltip("verdict:N"), alt.Tooltip("source:N", title="source")]
     dots = alt.Chart(pts).mark_point(filled=True, size=70, opacity=0.9).encode(
         x=x, y=alt.Y("depth:Q", scale=yscale), color=color, tooltip=tips)
-    labels = [alt.Chart(pts).transform_filter(f"datum.align == '{align}'")
-              .mark_text(align=align, baseline="middle", fontSize=9).encode(
-                  x=alt.X("label_budget:Q", scale=xscale), y=alt.Y("label_depth:Q", scale=yscale),
-                  color=color, text="label:N", tooltip=tips)
-              for align in ("left", "right")]
-    return (alt.layer(band, line, dots, *labels)
+    labels = alt.Chart(pts).mark_text(fontSize=9, **text_offsets()).encode(
+        x=x, y=alt.Y("depth:Q", scale=yscale), color=color, text="label:N", tooltip=tips)
+    return (alt.layer(near, line, dots, labels)
             .properties(width=width, height=height,
-                        title="Real models against the fit's optimal depth (band: near optimal)"))
+                        title=alt.Title("Real models against the fit's optimal depth",
+                                        subtitle="band: near optimal", anchor="start")))
 
 
 def advisor_expressions(fit: Fit = AUTHORS_FIT, head_size: int = DEFAULT_HEAD_SIZE,
@@ -183,11 +178,12 @@ def _advisor_marker(fit: Fit, h: int, param: str) -> alt.Chart:
             " : format(datum.budget / 1e6, '.3~r') + 'M'")
     return marker.transform_calculate(
         size=size,
-        summary=("'N = ' + datum.size + ': optimal depth L* = ' + format(datum.depth, '.1f')"
-                 " + ', width d* = ' + format(datum.width, ',.0f')"),
+        # short lines: the text stays inside a plot narrowed to a phone's column
+        summary=("'N = ' + datum.size + ': optimal depth L* = ' + format(datum.depth, '.1f')"),
+        optimum="'optimal width d* = ' + format(datum.width, ',.0f')",
         practical=("'practical: ' + format(datum.practical_depth, 'd') + ' layers of width '"
-                   " + format(datum.practical_width, ',d') + ' (' + format(datum.heads, 'd')"
-                   f" + ' heads of {h})'"),
+                   " + format(datum.practical_width, ',d')"),
+        heads_text=f"'(' + format(datum.heads, 'd') + ' heads of {h})'",
         depth_label="'L* = ' + format(datum.depth, '.1f')",
         width_label="'d* = ' + format(datum.width, ',.0f')")
 
@@ -196,9 +192,10 @@ def advisor_chart(fit: Fit = AUTHORS_FIT, models=None, head_size: int = DEFAULT_
                   budget_range=(1e6, 1e13), budget: float = 175e9,
                   width: int = 600) -> alt.VConcatChart:
     """The fit's optimal depth and width against the budget, with a slider bound to
-    log10(budget): a marker on each curve and a text line give the suggested shape for the
-    slider's budget.  Everything is computed by Vega expressions (:func:`advisor_expressions`)
-    in the page, so it works in the static book with no kernel.
+    log10(budget): a marker on each curve and a few short text lines (short enough for a
+    phone's column) give the suggested shape for the slider's budget.  Everything is computed
+    by Vega expressions (:func:`advisor_expressions`) in the page, so it works in the static
+    book with no kernel.
 
     ``models`` (optional): dicts with ``name``, ``depth``, ``width`` drawn as grey points on
     the depth panel (same shape merged).  ``budget``: the slider's initial value.
@@ -239,10 +236,11 @@ def advisor_chart(fit: Fit = AUTHORS_FIT, models=None, head_size: int = DEFAULT_
             tooltip=[alt.Tooltip("name:N", title="model"), "depth:Q",
                      alt.Tooltip("width:Q", format=","), "verdict:N"], **depth_enc))
     layers += [rule, *answer("depth_label", depth_enc),
-               marker.mark_text(align="left", baseline="top", fontSize=12, fontWeight="bold")
-               .encode(x=alt.value(4), y=alt.value(4), text="summary:N"),
-               marker.mark_text(align="left", baseline="top", fontSize=12)
-               .encode(x=alt.value(4), y=alt.value(20), text="practical:N")]
+               *[marker.mark_text(align="left", baseline="top", fontSize=12, fontWeight=weight,
+                                  limit=alt.expr("width - 8"))
+                 .encode(x=alt.value(4), y=alt.value(4 + 16 * i), text=f"{field}:N")
+                 for i, (field, weight) in enumerate([("summary", "bold"), ("optimum", "bold"),
+                                                      ("practical", "normal"), ("heads_text", "normal")])]]
     width_enc = dict(x=x, y=alt.Y("width:Q", scale=alt.Scale(type="log"), title="optimal width d*",
                                   axis=alt.Axis(values=[10.0 ** k for k in range(2, 7)], format=",")))
     width_panel = alt.layer(

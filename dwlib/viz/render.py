@@ -1,13 +1,18 @@
-"""Altair charts that work in the offline book and in a live kernel.
+"""Altair charts that work in the offline book and in a live kernel, with no network.
 
-The book is read with no network, so a chart's HTML must not load Vega from a CDN. Altair
-lets a renderer supply its own HTML template (``spec_to_html(template=...)``); ours draws
-with the ``vegaEmbed`` that the book's pages load from their own static files, and loads
-nothing itself: where that global is absent it says so in one line. Live frontends that do
-not ship Vega (Colab) use Altair's own renderer instead (:func:`enable`).
+A chart's output is its Vega-Lite spec as data, under the MIME type that front ends render
+with the Vega they ship (JupyterLab, Jupyter Notebook 7 and VS Code render
+``application/vnd.vegalite.v5+json`` with their bundled Vega-Lite 5; none ships Vega-Lite 6,
+Altair's own MIME type). Nothing is fetched: no CDN, no require.js. A notebook saved with
+outputs shows its charts when opened, before it runs (the spec is data, not a script, so an
+untrusted notebook draws it too).
 
-Output ids are numbered per kernel (not random), so a notebook re-run in a fresh kernel
-produces identical outputs and nbval can compare them strictly.
+- The offline book turns that output into HTML at build time (:func:`chart_html`, hooked into
+  myst-nb by :class:`dwlib.book.charts.VegaLiteHTML`): a container and a script calling the
+  ``vegaEmbed`` that the book's pages load from their own static files.
+- Colab renders no Vega MIME type: there :func:`enable` uses Altair's JupyterChart widget in
+  its offline mode, whose JavaScript comes from the installed ``vl-convert-python`` package
+  (``pip install dwlib[colab]``).
 
 Use :func:`enable` once per notebook (the chapters do it through :func:`dwlib.book.setup`),
 then display charts as usual. Static interactivity uses Altair parameters bound to HTML
@@ -18,69 +23,62 @@ charts themselves live beside their subject (:mod:`dwlib.viz.bounds`, ...).
 
 from __future__ import annotations
 
-import itertools
+import html
 import json
 
 import altair as alt
-import jinja2
-from altair.utils.html import spec_to_html
 
 from dwlib.env import on_colab
 
 RENDERER = "dwbook"
+MIMETYPE = "application/vnd.vegalite.v5+json"
 
-# The chart's container, then a script that finds it as its previous sibling.
-_TEMPLATE = jinja2.Template(
-    """\
-<div id="{{ output_div }}" class="dw-chart"></div>
+# The chart's container, then a script that finds it as its previous sibling (no id needed).
+_SCRIPT = """\
+<div class="dw-chart"></div>
 <script type="text/javascript">
 (function(spec, embedOpt) {
   const el = document.currentScript.previousElementSibling;
-  function draw() {
-    vegaEmbed(el, spec, embedOpt).catch(function(err) {
-      el.innerHTML = '<pre class="dw-chart-error">' + err + '</pre>';
-      console.error(err);
-    });
+  if (typeof vegaEmbed === "undefined") {  // never fetched: the book's pages bring vegaEmbed
+    el.innerHTML = '<pre class="dw-chart-error">Vega-Embed is not on this page.</pre>';
+    return;
   }
-  if (typeof vegaEmbed !== "undefined") { draw(); return; }
-  // Never fetched from the network: the book's pages bring vegaEmbed with them.
-  el.innerHTML = '<pre class="dw-chart-error">Vega-Embed is not on this page: in a live kernel, ' +
-    'call dwlib.viz.render.enable(live=True) and display the chart again.</pre>';
-})({{ spec }}, {{ embed_options }});
+  vegaEmbed(el, spec, embedOpt).catch(function(err) {
+    el.innerHTML = '<pre class="dw-chart-error">' + err + '</pre>';
+    console.error(err);
+  });
+})(%s, %s);
 </script>
 """
-)
-
-_ids = itertools.count(1)
 
 
-def _renderer(spec: dict, **metadata) -> dict:
-    embed_options = metadata.get("embed_options") or {}
-    html = spec_to_html(
-        spec,
-        mode="vega-lite",
-        vega_version=alt.VEGA_VERSION,
-        vegalite_version=alt.VEGALITE_VERSION,
-        vegaembed_version=alt.VEGAEMBED_VERSION,
-        template=_TEMPLATE,
-        output_div=f"dw-chart-{next(_ids)}",
-        embed_options=embed_options,
-        fullhtml=False,
-    )
-    return {"text/html": html, "text/plain": f"<{spec.get('$schema', 'vega-lite').rsplit('/', 1)[-1]} chart>"}
+def chart_html(spec: dict, embed_options: dict | None = None) -> str:
+    """The book's HTML for a chart: its container and a script drawing ``spec`` with the
+    page's own ``vegaEmbed``. Loads nothing; ``</`` in the spec is escaped for the script."""
+    def js(value) -> str:
+        return json.dumps(value, sort_keys=True).replace("</", "<\\/")
+    return _SCRIPT % (js(spec), js(embed_options or {}))
+
+
+def _renderer(spec: dict, **metadata) -> tuple[dict, dict]:
+    title = spec.get("title")
+    text = f"<Altair chart{': ' + html.escape(str(title)) if isinstance(title, str) else ''}>"
+    embed = {"embed_options": metadata.get("embed_options") or {}}
+    return {MIMETYPE: spec, "text/plain": text}, {MIMETYPE: embed}
 
 
 alt.renderers.register(RENDERER, _renderer)
 
 
 def enable(actions: bool = False, live: bool | None = None) -> None:
-    """Render Altair charts with the book's offline renderer, or with Altair's own in a live
-    frontend that does not ship Vega (``live=True``; default: only on Colab).
+    """Render Altair charts as Vega-Lite data (``live=False``: JupyterLab, Notebook, VS Code,
+    the book), or with Altair's offline JupyterChart widget (``live=True``; default: only on
+    Colab, which renders no Vega MIME type).
 
     ``actions`` shows vega-embed's export menu (off by default: it links to an online editor).
     """
     if on_colab() if live is None else live:
-        alt.renderers.enable("default", embed_options={"actions": actions})
+        alt.renderers.enable("jupyter", offline=True)
     else:
         alt.renderers.enable(RENDERER, embed_options={"actions": actions, "renderer": "svg"})
     # Keep data inline in the spec (the book has no server to fetch separate data files from).

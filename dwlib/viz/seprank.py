@@ -34,21 +34,26 @@ def bound_rows(ranks: pd.DataFrame, panel: str) -> pd.DataFrame:
 
 def rank_chart(ranks: pd.DataFrame, against: str = "depth"):
     """log3 of the measured rank and of its bounds against depth (one panel per width, widths
-    1-3) or against width (one panel per depth)."""
+    1-3) or against width (one panel per depth).
+
+    The panels are a wrapped facet (``columns``): a narrow column shows them one above the
+    other. Colour and dash show the same quantity and share one legend."""
     if against == "depth":
         df, x = bound_rows(ranks[ranks["width"] <= 3], "width"), "depth L"
-        title = "log3 rank against depth, at widths 1-3 (N = 4, H = 1)"
+        title = alt.Title("log3 rank against depth", subtitle="widths 1-3, N = 4, H = 1", anchor="start")
     else:
         df, x = bound_rows(ranks, "depth"), "width d_x"
-        title = "log3 rank against width, at depths 1-3 (N = 4, H = 1)"
+        title = alt.Title("log3 rank against width", subtitle="depths 1-3, N = 4, H = 1", anchor="start")
+    legend = alt.Legend(orient="bottom", columns=2, title=None)
     base = alt.Chart(df).encode(
         x=alt.X(f"{x}:O", title=x),
         y=alt.Y("log3:Q", title="log3 of rank or bound"),
-        color=alt.Color("quantity:N", scale=COLORS, legend=alt.Legend(orient="bottom", columns=2, title=None)),
-        strokeDash=alt.StrokeDash("quantity:N", scale=DASH, legend=None),
+        color=alt.Color("quantity:N", scale=COLORS, legend=legend),
+        strokeDash=alt.StrokeDash("quantity:N", scale=DASH, legend=legend),
         tooltip=["quantity:N", f"{x}:O", alt.Tooltip("log3:Q", format=".2f")])
+    panels = df["panel"].nunique()
     return (base.mark_line() + base.mark_point(filled=True, size=40)).properties(width=170, height=200).facet(
-        column=alt.Column("panel:N", title=None)).properties(title=title)
+        facet=alt.Facet("panel:N", title=None), columns=panels).properties(title=title)
 
 
 def singular_value_chart(case) -> alt.LayerChart:

@@ -4,10 +4,15 @@ An explorer is a row of controls and an HTML panel that a plain function fills f
 controls' values. The panel is an ``ipywidgets.HTML`` widget (not an Output widget), so
 the state saved with an executed notebook shows the last result in the static book too;
 there, the controls are drawn but only a live kernel recomputes.
+
+JupyterLab draws widgets only in trusted output: a notebook opened from disk is untrusted
+until it runs, so an explorer also offers a plain-HTML snapshot (its controls' values and
+its panel), which JupyterLab shows instead until the notebook runs.
 """
 
 from __future__ import annotations
 
+import html
 from typing import Callable
 
 import ipywidgets as widgets
@@ -25,7 +30,28 @@ def log_slider(description: str, value: float, min_exp: float, max_exp: float,
                                   style={"description_width": "initial"})
 
 
-def explorer(render: Callable[..., str], **controls: widgets.ValueWidget) -> widgets.VBox:
+def _value(v) -> str:
+    return f"{v:,.4g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else html.escape(str(v))
+
+
+class Explorer(widgets.VBox):
+    """A VBox of controls and a panel, displayed with an HTML snapshot beside the widget view."""
+
+    def snapshot_html(self) -> str:
+        """The controls' current values, then the panel's HTML (what a static reader needs)."""
+        controls, panel = self.children
+        values = ", ".join(f"{html.escape(w.description)} = {_value(w.value)}" for w in controls.children)
+        return (f'<div class="dw-explorer-snapshot"><p><em>Shown for {values}: '
+                f"run the notebook to move the controls.</em></p>{panel.value}</div>")
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None:  # None when the widget has been closed
+            bundle["text/html"] = self.snapshot_html()
+        return bundle
+
+
+def explorer(render: Callable[..., str], **controls: widgets.ValueWidget) -> Explorer:
     """Controls plus an HTML panel showing ``render(**values)``, recomputed on every change.
 
     ``render`` returns an HTML string; it is called once immediately, so the panel is
@@ -39,4 +65,4 @@ def explorer(render: Callable[..., str], **controls: widgets.ValueWidget) -> wid
     for w in controls.values():
         w.observe(update, names="value")
     update()
-    return widgets.VBox([widgets.HBox(list(controls.values())), panel])
+    return Explorer([widgets.HBox(list(controls.values())), panel])

@@ -1,0 +1,238 @@
+"""Every chapter in a real JupyterLab, offline: opened, then Run All, then every control moved.
+
+Starts JupyterLab from the project's environment on a copy of the book's notebooks and drives
+it with Playwright and Debian's Chromium (never a downloaded browser). Per chapter:
+
+- opened from disk, before it runs (JupyterLab treats it as untrusted): MyST markdown is
+  rendered by jupyterlab-myst (no raw ``{role}`` text), every chart is drawn from its saved
+  output, every explorer shows its saved snapshot, and every glued number is readable;
+- Run All: every cell runs, no error output, every chart is drawn again, every explorer is a
+  live widget, and moving each of its controls changes its panel;
+- throughout: no request leaves localhost, no page error, no console error.
+
+Needs Chromium (``CHROMIUM``, default /usr/bin/chromium); `make live` runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted(p.name for p in (ROOT / "book").glob("*.ipynb"))
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--no-first-run", "--disable-quic", "--no-sandbox", "--disable-gpu"]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+TOKEN = "dwbook-live-test"
+RUN_ALL_TIMEOUT_S = 600
+# vega-embed in JupyterLab warns that Altair's spec is Vega-Lite 6 while JupyterLab ships 5:
+# the one console message allowed (the charts are checked to draw).
+VERSION_NOTE = "but the current version of Vega-Lite is v5"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A JupyterLab server on a copy of the notebooks; yields its base URL."""
+    work = tmp_path_factory.mktemp("live")
+    notebooks, config = work / "book", work / "config"
+    notebooks.mkdir()
+    for name in NOTEBOOKS:
+        shutil.copy(ROOT / "book" / name, notebooks / name)
+    # Settings for this server only: render every cell (no windowing, so that every output is
+    # in the page), and no "Jupyter news" announcement (it would ask the network).
+    settings = config / "lab" / "user-settings"
+    (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        json.dumps({"windowingMode": "none"}))
+    (config / "labconfig").mkdir()
+    (config / "labconfig" / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    port = _free_port()
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config), JUPYTER_RUNTIME_DIR=str(work / "runtime"),
+               JUPYTER_PLATFORM_DIRS="1")
+    cmd = [str(Path(sys.executable).with_name("jupyter")), "lab", "--no-browser",
+           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", f"--IdentityProvider.token={TOKEN}",
+           f"--ServerApp.root_dir={notebooks}", "--LabApp.extension_manager=readonly",
+           "--LabApp.expose_app_in_browser=True", f"--LabApp.user_settings_dir={settings}",
+           f"--LabApp.workspaces_dir={work / 'workspaces'}", "--ServerApp.allow_root=True"]
+    log = open(work / "server.log", "w")
+    server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=notebooks)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not start: {(work / 'server.log').read_text()[-2000:]}")
+                time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install chromium, or set CHROMIUM")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+def _watch(page, problems: list) -> None:
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning") and VERSION_NOTE not in m.text else None)
+
+    def on_request(req):
+        u = urlparse(req.url)
+        if u.scheme not in ("data", "blob", "about") and u.hostname not in LOCAL_HOSTS:
+            problems.append(f"request leaves localhost: {req.url}")
+
+    page.on("request", on_request)
+    page.on("websocket", lambda ws: on_request(ws))
+
+
+# The notebook panel's model, read in the page through the app JupyterLab exposes.
+_CELLS_JS = """() => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  return nb.widgets.map(cell => ({
+    type: cell.model.type,
+    count: cell.model.type === 'code' ? cell.model.executionCount : null,
+    outputs: cell.model.type === 'code' ? cell.model.outputs.toJSON().map(o => ({
+      type: o.output_type, mimes: Object.keys(o.data || {}), ename: o.ename || null,
+      evalue: o.evalue || null})) : [],
+    text: cell.node.innerText,
+  }));
+}"""
+
+_CHARTS_JS = """() => [...window.jupyterapp.shell.currentWidget.node.querySelectorAll('.jp-RenderedVegaLite')].map(c =>
+  c.querySelectorAll('svg.marks .mark-symbol path, svg.marks .mark-line path, svg.marks .mark-rect path,'
+    + ' svg.marks .mark-area path, svg.marks .mark-rule line, svg.marks .mark-text text').length)"""
+
+
+def _open(page, lab: str, name: str):
+    """Open ``name`` alone in a fresh workspace; return a locator for its notebook panel."""
+    workspace = name.removesuffix(".ipynb").replace("_", "-")
+    page.goto(f"{lab}/lab/workspaces/{workspace}/tree/{name}?reset&token={TOKEN}")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                           " && window.jupyterapp.shell.currentWidget.context"
+                           " && window.jupyterapp.shell.currentWidget.context.isReady", timeout=120_000)
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
+                           " === 'idle'", timeout=120_000)
+    return page.locator("#" + page.evaluate("() => window.jupyterapp.shell.currentWidget.id"))
+
+
+def _expected(name: str) -> dict:
+    """What the saved notebook holds: its chart and widget outputs, its glued names."""
+    nb = json.loads((ROOT / "book" / name).read_text())
+    charts = widgets = glue_cells = 0
+    for cell in nb["cells"]:
+        mimes = [k for out in cell.get("outputs", []) for k in out.get("data", {})]
+        charts += mimes.count("application/vnd.vegalite.v5+json")
+        widgets += mimes.count("application/vnd.jupyter.widget-view+json")
+        glue_cells += any(k.startswith("application/papermill.record/") for k in mimes)
+    return {"charts": charts, "widgets": widgets, "glue_cells": glue_cells}
+
+
+def _wait_charts(page, n: int) -> list:
+    page.wait_for_function(f"() => ({_CHARTS_JS})().filter(k => k > 0).length >= {n}", timeout=60_000)
+    return page.evaluate(_CHARTS_JS)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_chapter_live(lab, browser, name):
+    expected = _expected(name)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems: list = []
+    _watch(page, problems)
+    try:
+        panel = _open(page, lab, name)
+        # Before it runs (untrusted): MyST rendered, charts from saved outputs, snapshots.
+        cells = page.evaluate(_CELLS_JS)
+        raw = [c["text"][:80] for c in cells if c["type"] == "markdown" and ("}`" in c["text"])]
+        assert not raw, f"MyST roles not rendered in JupyterLab: {raw}"
+        if expected["charts"]:
+            drawn = _wait_charts(page, expected["charts"])
+            assert len(drawn) == expected["charts"] and all(drawn), f"charts before running: {drawn}"
+        # every glue cell lists its numbers; every explorer shows its snapshot (untrusted)
+        expect(panel.locator(".jp-OutputArea-output table.dw-numbers")).to_have_count(
+            expected["glue_cells"], timeout=60_000)
+        expect(panel.locator(".dw-explorer-snapshot")).to_have_count(expected["widgets"], timeout=60_000)
+
+        # Run All, then wait until every code cell has run and the kernel is idle.
+        started = time.monotonic()
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_function(f"() => ({_CELLS_JS})().every(c => c.type !== 'code' || c.count !== null)"
+                               " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
+                               " === 'idle'", timeout=RUN_ALL_TIMEOUT_S * 1000, polling=500)
+        print(f"{name}: Run All {time.monotonic() - started:.1f} s")
+        cells = page.evaluate(_CELLS_JS)
+        errors = [f"{o['ename']}: {o['evalue']}" for c in cells for o in c["outputs"] if o["type"] == "error"]
+        assert not errors, f"error outputs after Run All: {errors}"
+        if expected["charts"]:
+            drawn = _wait_charts(page, expected["charts"])
+            assert len(drawn) == expected["charts"] and all(drawn), f"charts after Run All: {drawn}"
+        _move_every_control(page, panel, expected["widgets"])
+        assert not problems, "\n".join(problems)
+    finally:
+        page.evaluate("() => window.jupyterapp && window.jupyterapp.commands.execute('kernelmenu:shutdown')"
+                      ".catch(() => null)")
+        page.close()
+
+
+def _move_every_control(page, panel, n_widgets: int) -> None:
+    """Each ipywidgets slider in turn: one keyboard step up must change the panel, and one step
+    back must change it again. Stepping back keeps the explorer near its saved values, so that
+    each control is tried on its own (one control can make another moot, as a depth above the
+    threshold does to Corollary 1's shallow depth). A step back need not restore the saved
+    value exactly: a log slider snaps to its grid."""
+    explorers = panel.locator(".jp-OutputArea-output .widget-vbox")
+    expect(explorers).to_have_count(n_widgets, timeout=60_000)  # live widgets now, no snapshots
+    expect(panel.locator(".dw-explorer-snapshot")).to_have_count(0)
+    for i in range(n_widgets):
+        box = explorers.nth(i)
+        shown = box.locator(".widget-html-content").last
+        handles = box.locator(".noUi-handle")
+        assert handles.count() >= 1, "an explorer without sliders"
+        for j in range(handles.count()):
+            before = shown.inner_html()
+            handles.nth(j).focus()
+            handles.nth(j).press("ArrowRight")
+            page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                                   arg=[shown.element_handle(), before], timeout=30_000)
+            moved = shown.inner_html()
+            handles.nth(j).press("ArrowLeft")
+            page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                                   arg=[shown.element_handle(), moved], timeout=30_000)
