@@ -1,6 +1,29 @@
 """Fixtures shared by the test modules."""
 
+import os
+from pathlib import Path
+
 import pytest
+
+# Debian's Chromium, driven by Playwright's Python package (never a downloaded browser), with
+# the flags that keep it off the network on its own (tests/browser, tests/live).
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run", "--disable-quic", "--no-sandbox", "--disable-gpu"]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium for one test module."""
+    from playwright.sync_api import sync_playwright  # lazy: only the browser suites need it
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install chromium, or set CHROMIUM")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
 
 TEXT = ("Mr. Speaker, the state of the union is strong; we have paid our debts, kept our word, "
         "and built roads, schools and ports from sea to shining sea. ")

@@ -14,20 +14,16 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
 import re
 import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from conftest import LOCAL_HOSTS  # tests/conftest.py, which also holds the `browser` fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--disable-quic", "--no-sandbox", "--disable-gpu"]
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
 MIN_TRACK_PX = 80  # a slider's track narrower than this is hard to use on a touch screen
 # The one console message allowed, by its exact start: @jupyter-widgets/html-manager 1.0.15
@@ -54,18 +50,6 @@ def server():
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install chromium, or set CHROMIUM")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
 
 
 def _open(browser, url, viewport="desktop"):

@@ -27,14 +27,11 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from conftest import LOCAL_HOSTS  # tests/conftest.py, which also holds the `browser` fixture
 from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p.name for p in (ROOT / "book").glob("*.ipynb"))
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--disable-quic", "--no-sandbox", "--disable-gpu"]
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 TOKEN = "dwbook-live-test"
 RUN_ALL_TIMEOUT_S = 600
 # vega-embed in JupyterLab warns that Altair's spec is Vega-Lite 6 while JupyterLab ships 5:
@@ -94,18 +91,6 @@ def lab(tmp_path_factory):
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install chromium, or set CHROMIUM")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
 
 
 def _watch(page, problems: list) -> None:
