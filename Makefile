@@ -51,7 +51,7 @@ browser: book $(CHROMIUM)
 
 # Every chapter in a real JupyterLab (offline): opened, Run All, every control moved.
 live: setup $(CHROMIUM)
-	CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests/live -p no:cacheprovider
+	CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests/live -p no:cacheprovider -s
 
 test: unit nbval browser live wheel
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import html
+import numbers
 
 import IPython.display
 
@@ -55,10 +56,12 @@ class Numbers(dict):
 
 
 def _shown(value) -> str:
-    if isinstance(value, float):
-        return f"{value:,.6g}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, numbers.Integral):  # numpy integers too
+        return f"{int(value):,}"
+    if isinstance(value, numbers.Real):
+        return f"{float(value):,.6g}"
     return str(value)
 
 

@@ -20,7 +20,7 @@ class VegaLiteHTML:
 
     @staticmethod
     def handle_mime(renderer, data, inline: bool):
-        if data.mime_type != render.MIMETYPE:
+        if data.mime_type != render.MIMETYPE or inline:  # a chart is a block, never inline
             return None
         options = (data.output_metadata or {}).get(render.MIMETYPE, {}).get("embed_options")
         html = render.chart_html(data.content, options)

@@ -78,7 +78,7 @@ def enable(actions: bool = False, live: bool | None = None) -> None:
     ``actions`` shows vega-embed's export menu (off by default: it links to an online editor).
     """
     if on_colab() if live is None else live:
-        alt.renderers.enable("jupyter", offline=True)
+        alt.renderers.enable("jupyter", offline=True, embed_options={"actions": actions})
     else:
         alt.renderers.enable(RENDERER, embed_options={"actions": actions, "renderer": "svg"})
     # Keep data inline in the spec (the book has no server to fetch separate data files from).
