@@ -8,6 +8,7 @@ sentences that both the command line and the widgets print live here too.
 from __future__ import annotations
 
 import math
+import numbers
 
 _UNITS = (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3))
 
@@ -32,6 +33,16 @@ def number(x) -> str:
 def integer(n) -> str:
     """An integer with thousands separators: 1024 -> '1,024'."""
     return f"{int(round(float(n))):,}"
+
+
+def value(v, digits: int = 4) -> str:
+    """Any value for a reader: integers with separators (numpy's too), reals to ``digits``
+    significant digits with separators (1024.0 -> '1,024'), anything else as ``str``."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return str(v)
+    if isinstance(v, numbers.Integral):
+        return f"{int(v):,}"
+    return f"{float(v):,.{digits}g}"
 
 
 def span(values) -> str:

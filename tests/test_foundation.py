@@ -10,7 +10,9 @@ import jax
 import nbformat
 import pytest
 
-from dwlib import env
+import numpy as np
+
+from dwlib import env, fmt
 from dwlib import store as files
 from dwlib.cli import main
 
@@ -75,3 +77,10 @@ def test_files_are_written_whole_and_leave_no_temporary_behind(tmp_path, monkeyp
         pass
     assert (tmp_path / "a.json").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.jsonl"]  # no temporary left
+
+
+def test_fmt_value_writes_any_value_for_a_reader():
+    # the one formatter behind explorer snapshots and the glued-number tables
+    assert fmt.value(1024.0) == "1,024" and fmt.value(175e9) == "1.75e+11"
+    assert fmt.value(np.int64(12345)) == "12,345" and fmt.value(np.float32(1.5)) == "1.5"
+    assert fmt.value(3.14159265, 6) == "3.14159" and fmt.value(True) == "True" and fmt.value("x") == "x"

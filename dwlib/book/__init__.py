@@ -12,11 +12,10 @@
 from __future__ import annotations
 
 import html
-import numbers
 
 import IPython.display
 
-from dwlib import env
+from dwlib import env, fmt
 from dwlib.viz import render
 
 def setup() -> str:
@@ -46,23 +45,13 @@ class Numbers(dict):
     """
 
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td>{html.escape(_shown(v))}</td></tr>"
+        rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td>{html.escape(fmt.value(v, 6))}</td></tr>"
                        for k, v in self.items())
         return (f'<table class="dw-numbers"><caption>The numbers the text quotes, by name</caption>'
                 f"<thead><tr><th>name</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>")
 
     def __repr__(self) -> str:
-        return "\n".join(f"{k} = {_shown(v)}" for k, v in self.items())
-
-
-def _shown(value) -> str:
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, numbers.Integral):  # numpy integers too
-        return f"{int(value):,}"
-    if isinstance(value, numbers.Real):
-        return f"{float(value):,.6g}"
-    return str(value)
+        return "\n".join(f"{k} = {fmt.value(v, 6)}" for k, v in self.items())
 
 
 def glue_all(values: dict) -> None:

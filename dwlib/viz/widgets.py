@@ -17,6 +17,8 @@ from typing import Callable
 
 import ipywidgets as widgets
 
+from dwlib import fmt
+
 
 def int_slider(description: str, value: int, min: int, max: int, step: int = 1) -> widgets.IntSlider:
     return widgets.IntSlider(value=value, min=min, max=max, step=step, description=description,
@@ -30,17 +32,13 @@ def log_slider(description: str, value: float, min_exp: float, max_exp: float,
                                   style={"description_width": "initial"})
 
 
-def _value(v) -> str:
-    return f"{v:,.4g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else html.escape(str(v))
-
-
 class Explorer(widgets.VBox):
     """A VBox of controls and a panel, displayed with an HTML snapshot beside the widget view."""
 
     def snapshot_html(self) -> str:
         """The controls' current values, then the panel's HTML (what a static reader needs)."""
         controls, panel = self.children
-        values = ", ".join(f"{html.escape(w.description)} = {_value(w.value)}" for w in controls.children)
+        values = ", ".join(f"{html.escape(w.description)} = {html.escape(fmt.value(w.value))}" for w in controls.children)
         return (f'<div class="dw-explorer-snapshot"><p><em>Shown for {values}: '
                 f"run the notebook to move the controls.</em></p>{panel.value}</div>")
 
