@@ -24,3 +24,10 @@ def require_int(name: str, value, minimum: int = 1) -> int:
     require(isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= minimum,
             f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+class StateError(InputError):
+    """A run's or a sweep's files on disk cannot be used as they are (corrupt, torn, written by
+    another corpus or configuration, or in use by another process): one line saying which file
+    and what to do. A subclass of InputError, so the command line exits 2 with that line; a sweep
+    catches it per run, sets the run aside and goes on."""

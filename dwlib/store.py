@@ -8,14 +8,23 @@ are what publish fresh copies into the package.
 Sweeps share result directories between shards, runs resume from what they wrote, and the book
 reads data files written by dwlib: a reader must never see half a file. Each writer here writes
 a temporary file beside the target and renames it over the target (atomic on one file system).
+
+Two processes must not write one run or one results file at once: :func:`exclusive` holds an
+advisory lock (``flock``) on a lock file for the length of a ``with`` block, and refuses with one
+line when another process holds it. The kernel releases the lock when its holder exits, killed or
+not, so a crash never leaves a stale lock behind.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 from importlib import resources
 from pathlib import Path
+
+from dwlib.errors import StateError
 
 PACKAGE_DATA = "data"  # dwlib/data: files shipped with the package
 
@@ -55,3 +64,27 @@ def write_json(path: str | os.PathLike, obj, indent: int | None = 2) -> Path:
 def write_lines(path: str | os.PathLike, lines) -> Path:
     """One string per line (JSON lines, for example), atomically."""
     return write_text(path, "".join(line + "\n" for line in lines))
+
+
+@contextlib.contextmanager
+def exclusive(lock_path: str | os.PathLike, what: str):
+    """Hold an exclusive lock on ``lock_path`` (created when missing) for the ``with`` block.
+
+    Raises :class:`~dwlib.errors.StateError` ("<what> is in use by another process (pid N)")
+    at once when another process holds it; never waits. The file keeps the holder's pid for
+    that message; the lock itself lives in the kernel and ends with the process.
+    """
+    path = Path(lock_path)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            pid = f" (pid {holder})" if holder.isdigit() else ""
+            raise StateError(f"{what} is in use by another process{pid}: wait for it to end or stop it") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield path
+    finally:
+        os.close(fd)
