@@ -23,5 +23,5 @@ class VegaLiteHTML:
         if data.mime_type != render.MIMETYPE or inline:  # a chart is a block, never inline
             return None
         options = (data.output_metadata or {}).get(render.MIMETYPE, {}).get("embed_options")
-        html = render.chart_html(data.content, options)
+        html = render.chart_html(render.book_spec(data.content), options)
         return renderer.render_text_html(dataclasses.replace(data, mime_type="text/html", content=html))

@@ -3,13 +3,15 @@
 A chart's output is its Vega-Lite spec as data, under the MIME type that front ends render
 with the Vega they ship (JupyterLab, Jupyter Notebook 7 and VS Code render
 ``application/vnd.vegalite.v5+json`` with their bundled Vega-Lite 5; none ships Vega-Lite 6,
-Altair's own MIME type). Nothing is fetched: no CDN, no require.js. A notebook saved with
+Altair's own MIME type; the payload's ``$schema`` says Vega-Lite 5 accordingly, and the live
+test draws every chapter's charts there). Nothing is fetched: no CDN, no require.js. A notebook saved with
 outputs shows its charts when opened, before it runs (the spec is data, not a script, so an
 untrusted notebook draws it too).
 
 - The offline book turns that output into HTML at build time (:func:`chart_html`, hooked into
   myst-nb by :class:`dwlib.book.charts.VegaLiteHTML`): a container and a script calling the
-  ``vegaEmbed`` that the book's pages load from their own static files.
+  ``vegaEmbed`` that the book's pages load from their own static files (Vega-Lite 6, the
+  version Altair writes for: :func:`book_spec` gives the spec Altair's ``$schema`` back).
 - Colab renders no Vega MIME type: there :func:`enable` uses Altair's JupyterChart widget in
   its offline mode, whose JavaScript comes from the installed ``vl-convert-python`` package
   (``pip install dwlib[colab]``).
@@ -32,6 +34,9 @@ from dwlib.env import on_colab
 
 RENDERER = "dwbook"
 MIMETYPE = "application/vnd.vegalite.v5+json"
+# The $schema of a chart under MIMETYPE: vega-embed compares it with the Vega-Lite it runs and
+# warns on a different major version.
+MIME_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 
 # The chart's container, then a script that finds it as its previous sibling (no id needed).
 _SCRIPT = """\
@@ -60,11 +65,17 @@ def chart_html(spec: dict, embed_options: dict | None = None) -> str:
     return _SCRIPT % (js(spec), js(embed_options or {}))
 
 
+def book_spec(spec: dict) -> dict:
+    """A chart's spec as saved under :data:`MIMETYPE`, for the book's pages: with the ``$schema``
+    Altair wrote (the Vega-Lite version the book loads)."""
+    return {**spec, "$schema": alt.SCHEMA_URL}
+
+
 def _renderer(spec: dict, **metadata) -> tuple[dict, dict]:
     title = spec.get("title")
     text = f"<Altair chart{': ' + html.escape(str(title)) if isinstance(title, str) else ''}>"
     embed = {"embed_options": metadata.get("embed_options") or {}}
-    return {MIMETYPE: spec, "text/plain": text}, {MIMETYPE: embed}
+    return {MIMETYPE: {**spec, "$schema": MIME_SCHEMA}, "text/plain": text}, {MIMETYPE: embed}
 
 
 alt.renderers.register(RENDERER, _renderer)
