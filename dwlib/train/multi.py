@@ -1,0 +1,175 @@
+"""Many runs of one shape at once: ``vmap`` over the runs, ``lax.scan`` over steps.
+
+A sweep's runs of one shape differ only in their seed and peak learning rate. Trained one by
+one, a small model leaves a GPU idle between tiny kernels and pays one dispatch per step. Here
+the runs of a group are stacked along a leading axis and trained together:
+
+    for each chunk of ``chunk`` steps:                      # one dispatch
+        batches = [train_batch(seed_r, step) for each run r, each step of the chunk]
+        state = scan(vmap(train_step over runs), state, batches)   # (chunk, runs) losses
+
+Each run computes what :func:`dwlib.train.loop.train` computes for it alone (its own batches,
+from its own seed; its own learning rate). The learning rate enters as a number per run: the
+optimiser runs the schedule with a peak of 1 and each run's update is scaled by its peak, which
+equals AdamW with the run's own schedule up to rounding (tests/test_multi.py checks the losses
+against single runs, and a resumed group bit for bit against an uninterrupted one).
+
+What a group shares: the model's shape, the batch, the run length and the schedule's form
+(:func:`group_key`). What it does not do yet: write run directories (the sweep's per-run files
+stay with :mod:`dwlib.train.loop`); :func:`train_group` returns the curves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from tqdm.auto import tqdm
+
+from dwlib.errors import require
+from dwlib.train import data as data_lib
+from dwlib.train.config import TrainConfig
+from dwlib.train.model import abstract_params, init_params, loss_fn as model_loss
+from dwlib.train.optim import make_optimizer
+
+
+def group_key(cfg: TrainConfig) -> tuple:
+    """What the runs of one group must share: every field but the seed, the peak learning
+    rate and where the run is written."""
+    fields = cfg.to_dict()
+    for name in ("seed", "lr", "out_dir", "cache_dir", "checkpoint_interval"):
+        fields.pop(name)
+    return tuple(sorted(fields.items()))
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupSteps:
+    """The compiled pieces of a group: ``train_chunk(params, opt_state, batches, peaks, step)``
+    (``batches``: (chunk, runs, batch, seq + 1); returns the new state and (chunk, runs) losses),
+    ``eval_losses(params, windows)`` ((runs,) mean held-out losses) and ``init_opt``."""
+
+    train_chunk: object
+    eval_losses: object
+    init_opt: object
+    unit_schedule: object  # the schedule with a peak of 1: a run's rate is peak * unit_schedule(step)
+
+
+@functools.lru_cache(maxsize=8)
+def make_group_steps(cfg_key: tuple, runs: int) -> GroupSteps:
+    """The compiled steps of a group of ``runs`` runs whose shared fields are ``cfg_key``."""
+    del runs  # part of the cache key only: shapes are traced from the arguments
+    cfg = TrainConfig.from_dict({**dict(cfg_key), "lr": 1.0})
+    graphdef, abstract = abstract_params(cfg.model)
+    tx, unit = make_optimizer(cfg.optim, cfg.steps, abstract)
+    loss_fn = functools.partial(model_loss, graphdef)
+
+    def one_step(params, opt_state, batch, peak):
+        loss, grads = jax.value_and_grad(loss_fn)(params, batch)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        updates = jax.tree.map(lambda u: u * peak.astype(u.dtype), updates)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    every_run = jax.vmap(one_step)
+
+    @functools.partial(jax.jit, donate_argnums=(0, 1))
+    def train_chunk(params, opt_state, batches, peaks):
+        def body(state, batch):
+            params, opt_state, loss = every_run(*state, batch, peaks)
+            return (params, opt_state), loss
+        (params, opt_state), losses = jax.lax.scan(body, (params, opt_state), batches)
+        return params, opt_state, losses
+
+    @jax.jit
+    def eval_losses(params, windows):  # windows: (n_batches, batch, seq + 1), the same for every run
+        per_batch = jax.vmap(lambda p: jax.lax.map(lambda b: loss_fn(p, b), windows))(params)
+        return per_batch.mean(axis=1)
+
+    return GroupSteps(train_chunk, eval_losses, jax.jit(jax.vmap(tx.init)), unit)
+
+
+def init_group(cfgs: list[TrainConfig]) -> dict:
+    """The stacked initial state of a group: each run's parameters from its own seed, exactly
+    as a single run initialises them, and a fresh optimiser state."""
+    params = [init_params(c.model, c.seed)[1] for c in cfgs]
+    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *params)
+    steps = make_group_steps(group_key(cfgs[0]), len(cfgs))
+    return {"params": stacked, "opt_state": steps.init_opt(stacked), "step": 0}
+
+
+def _check_group(cfgs: list[TrainConfig]) -> None:
+    require(len(cfgs) >= 1, "a group needs at least one run")
+    key = group_key(cfgs[0])
+    for c in cfgs[1:]:
+        require(group_key(c) == key, "the runs of a group must share every setting but seed and lr "
+                                     f"(run with seed {c.seed}, lr {c.optim.lr} differs)")
+
+
+def chunk_for(cfg: TrainConfig, chunk: int) -> int:
+    """The scan length used: at most ``chunk``, dividing the evaluation interval (so that
+    evaluations fall between dispatches) and at least 1."""
+    require(isinstance(chunk, int) and chunk >= 1, f"chunk must be an integer >= 1, got {chunk!r}")
+    return math.gcd(chunk, cfg.eval_interval) if cfg.eval_interval else chunk
+
+
+def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None = None,
+                stop_at: int | None = None, corpus=None, progress: bool = True) -> tuple[dict, list[dict]]:
+    """Train the runs ``cfgs`` (one shape; seeds and peak rates free) together, from ``state``
+    (``None``: from initialisation) up to ``stop_at`` steps (``None``: to the end).
+
+    Returns ``(state, curves)``: the stacked state to continue from, and per run
+    ``{"seed", "lr", "losses", "evals", "diverged_step"}`` for the steps trained in this call
+    (losses of every step; evaluations ``{"step", "eval_loss"}`` on the runs' schedule). A run
+    whose loss stops being finite is marked diverged at that step and its later losses are
+    dropped; the others go on.
+    """
+    cfgs = [c.validate() for c in cfgs]
+    _check_group(cfgs)
+    cfg = cfgs[0]
+    k = chunk_for(cfg, chunk)
+    end = cfg.steps if stop_at is None else min(stop_at, cfg.steps)
+    if corpus is None:
+        corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, verbose=False,
+                                      seq_len=cfg.model.seq_len)
+    data_lib.check_windows(corpus, cfg.model.seq_len)
+    steps = make_group_steps(group_key(cfg), len(cfgs))
+    state = init_group(cfgs) if state is None else state
+    require(state["step"] % k == 0 or state["step"] == cfg.steps,
+            f"a group resumes at a multiple of its chunk ({k} steps), got step {state['step']}")
+    peaks = jnp.asarray([c.optim.lr for c in cfgs], jnp.float32)
+    windows = data_lib.eval_batches(corpus.valid, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)
+    curves = [{"seed": c.seed, "lr": c.optim.lr, "losses": [], "evals": [], "diverged_step": None} for c in cfgs]
+    params, opt_state, step = state["params"], state["opt_state"], state["step"]
+
+    def evaluate(at: int) -> None:
+        for curve, value in zip(curves, np.asarray(steps.eval_losses(params, windows))):
+            if curve["diverged_step"] is None:
+                curve["evals"].append({"step": at, "eval_loss": float(value)})
+
+    if step == 0 and cfg.eval_interval:
+        evaluate(0)
+    bar = tqdm(total=end, initial=step, disable=not progress, unit="step",
+               desc=f"{len(cfgs)} runs L={cfg.model.depth} d={cfg.model.width}")
+    while step < end:
+        n = min(k, end - step)
+        batches = np.stack([np.stack([data_lib.train_batch(corpus.train, s, cfg.batch_size, cfg.model.seq_len,
+                                                           c.seed) for c in cfgs]) for s in range(step, step + n)])
+        params, opt_state, losses = steps.train_chunk(params, opt_state, batches, peaks)
+        for r, curve in enumerate(curves):
+            for i, value in enumerate(np.asarray(losses[:, r]).tolist()):
+                if curve["diverged_step"] is None and not math.isfinite(value):
+                    curve["diverged_step"] = step + i + 1
+                if curve["diverged_step"] is None:
+                    curve["losses"].append(value)
+        step += n
+        if (cfg.eval_interval and step % cfg.eval_interval == 0) or (step == cfg.steps and cfg.eval_interval):
+            evaluate(step)
+        bar.update(n)
+    bar.close()
+    if step == cfg.steps and not cfg.eval_interval:
+        evaluate(step)
+    return {"params": params, "opt_state": opt_state, "step": step}, curves
