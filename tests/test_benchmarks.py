@@ -55,3 +55,14 @@ def test_attention_check_compares_the_fast_path_with_float32(bench):
 def test_torch_alone_without_a_reference_says_so(bench, capsys):
     assert bench.main(["--torch-alone", "--torch-reference", "/nonexistent/torch_reference.py"]) == 2
     assert "/nonexistent/torch_reference.py" in capsys.readouterr().err
+
+
+def test_the_group_benchmark_times_both_ways_of_training_runs():
+    out = subprocess.run([sys.executable, str(BENCH / "group_throughput.py"), "--shape", "1,32,2", "--runs", "2",
+                          "--chunk", "1", "--steps", "1", "--json"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    assert row["runs"] == 2 and row["one_by_one_tok_s"] > 0 and row["together_tok_s"] > 0
+    bad = subprocess.run([sys.executable, str(BENCH / "group_throughput.py"), "--steps", "3", "--chunk", "2"],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "multiple of --chunk" in bad.stderr

@@ -15,7 +15,9 @@ equals AdamW with the run's own schedule up to rounding (tests/test_multi.py che
 against single runs, and a resumed group bit for bit against an uninterrupted one).
 
 What a group shares: the model's shape, the batch, the run length and the schedule's form
-(:func:`group_key`). What it does not do yet: write run directories (the sweep's per-run files
+(:func:`group_key`). The run axis is split over the devices (as many as divide the number of
+runs): on a CPU with one XLA device per core, each core trains its own runs with no
+communication at all; on one GPU, all runs share it. One process only (no multi-host groups). What it does not do yet: write run directories (the sweep's per-run files
 stay with :mod:`dwlib.train.loop`); :func:`train_group` returns the curves.
 """
 
@@ -29,6 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from tqdm.auto import tqdm
 
 from dwlib.errors import require
@@ -57,12 +60,19 @@ class GroupSteps:
     eval_losses: object
     init_opt: object
     unit_schedule: object  # the schedule with a peak of 1: a run's rate is peak * unit_schedule(step)
+    mesh: Mesh  # axis "runs": the devices the runs are split over
+
+    def place(self, tree, axis: int = 0):
+        """``tree``'s arrays split over the devices along ``axis`` (the run axis)."""
+        spec = P(*([None] * axis + ["runs"]))
+        return jax.device_put(tree, NamedSharding(self.mesh, spec))
 
 
 @functools.lru_cache(maxsize=8)
 def make_group_steps(cfg_key: tuple, runs: int) -> GroupSteps:
     """The compiled steps of a group of ``runs`` runs whose shared fields are ``cfg_key``."""
-    del runs  # part of the cache key only: shapes are traced from the arguments
+    devices = jax.local_devices()
+    mesh = Mesh(np.array(devices[:max(k for k in range(1, len(devices) + 1) if runs % k == 0)]), ("runs",))
     cfg = TrainConfig.from_dict({**dict(cfg_key), "lr": 1.0})
     graphdef, abstract = abstract_params(cfg.model)
     tx, unit = make_optimizer(cfg.optim, cfg.steps, abstract)
@@ -76,7 +86,9 @@ def make_group_steps(cfg_key: tuple, runs: int) -> GroupSteps:
 
     every_run = jax.vmap(one_step)
 
-    @functools.partial(jax.jit, donate_argnums=(0, 1))
+    by_run, by_step_and_run = NamedSharding(mesh, P("runs")), NamedSharding(mesh, P(None, "runs"))
+
+    @functools.partial(jax.jit, donate_argnums=(0, 1), out_shardings=(by_run, by_run, by_step_and_run))
     def train_chunk(params, opt_state, batches, peaks):
         def body(state, batch):
             params, opt_state, loss = every_run(*state, batch, peaks)
@@ -89,16 +101,16 @@ def make_group_steps(cfg_key: tuple, runs: int) -> GroupSteps:
         per_batch = jax.vmap(lambda p: jax.lax.map(lambda b: loss_fn(p, b), windows))(params)
         return per_batch.mean(axis=1)
 
-    return GroupSteps(train_chunk, eval_losses, jax.jit(jax.vmap(tx.init)), unit)
+    return GroupSteps(train_chunk, eval_losses, jax.jit(jax.vmap(tx.init)), unit, mesh)
 
 
 def init_group(cfgs: list[TrainConfig]) -> dict:
     """The stacked initial state of a group: each run's parameters from its own seed, exactly
     as a single run initialises them, and a fresh optimiser state."""
     params = [init_params(c.model, c.seed)[1] for c in cfgs]
-    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *params)
     steps = make_group_steps(group_key(cfgs[0]), len(cfgs))
-    return {"params": stacked, "opt_state": steps.init_opt(stacked), "step": 0}
+    stacked = steps.place(jax.tree.map(lambda *xs: jnp.stack(xs), *params))
+    return {"params": stacked, "opt_state": steps.place(steps.init_opt(stacked)), "step": 0}
 
 
 def _check_group(cfgs: list[TrainConfig]) -> None:
@@ -140,10 +152,11 @@ def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None 
     state = init_group(cfgs) if state is None else state
     require(state["step"] % k == 0 or state["step"] == cfg.steps,
             f"a group resumes at a multiple of its chunk ({k} steps), got step {state['step']}")
-    peaks = jnp.asarray([c.optim.lr for c in cfgs], jnp.float32)
+    peaks = steps.place(np.asarray([c.optim.lr for c in cfgs], np.float32))
+    params, opt_state = steps.place(state["params"]), steps.place(state["opt_state"])
     windows = data_lib.eval_batches(corpus.valid, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)
     curves = [{"seed": c.seed, "lr": c.optim.lr, "losses": [], "evals": [], "diverged_step": None} for c in cfgs]
-    params, opt_state, step = state["params"], state["opt_state"], state["step"]
+    step = state["step"]
 
     def evaluate(at: int) -> None:
         for curve, value in zip(curves, np.asarray(steps.eval_losses(params, windows))):
@@ -158,7 +171,7 @@ def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None 
         n = min(k, end - step)
         batches = np.stack([np.stack([data_lib.train_batch(corpus.train, s, cfg.batch_size, cfg.model.seq_len,
                                                            c.seed) for c in cfgs]) for s in range(step, step + n)])
-        params, opt_state, losses = steps.train_chunk(params, opt_state, batches, peaks)
+        params, opt_state, losses = steps.train_chunk(params, opt_state, steps.place(batches, axis=1), peaks)
         for r, curve in enumerate(curves):
             for i, value in enumerate(np.asarray(losses[:, r]).tolist()):
                 if curve["diverged_step"] is None and not math.isfinite(value):

@@ -1,0 +1,119 @@
+"""Runs trained together against runs trained one after another, on this machine.
+
+A sweep trains many runs of one shape that differ only in seed and learning rate.
+``dwlib.train.multi`` trains R such runs at once (``vmap`` over the runs, ``lax.scan`` over a
+chunk of steps, one dispatch per chunk); ``dwlib.train.loop`` trains them one by one (one
+dispatch per step). This script times both on random tokens, after compilation, and prints the
+tokens per second, the FLOP rate (the throughput benchmark's count, 6 (12 L d^2 + V d) + 12 L T d
+per token) and the ratio. Timings are printed, never asserted.
+
+    python benchmarks/group_throughput.py --shape 2,128,2 --runs 4 --chunk 10 --steps 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from train_throughput import BATCH, SEQ, VOCAB, dwlib_step, flops_per_token  # noqa: E402
+
+from dwlib.train.config import TrainConfig  # noqa: E402
+from dwlib.train.multi import group_key, init_group, make_group_steps  # noqa: E402
+from dwlib.train.process import prepare_process  # noqa: E402
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    try:
+        depth, width, heads = (int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"shape must be L,d,H (e.g. 2,128,2), got {text!r}") from None
+    if min(depth, width, heads) < 1 or width % heads:
+        raise argparse.ArgumentTypeError(f"shape needs L, d, H >= 1 and H dividing d, got {text!r}")
+    return depth, width, heads
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
+def time_one_by_one(shape, runs: int, steps: int) -> float:
+    """Seconds to train ``runs`` runs of ``steps`` steps one after another (one step compiled
+    once and reused, as a sweep process does)."""
+    step = dwlib_step(*shape, seq=SEQ, batch_size=BATCH)
+    step()  # compile
+    t0 = time.perf_counter()
+    for _ in range(runs * steps):
+        step()
+    return time.perf_counter() - t0
+
+
+def time_together(shape, runs: int, chunk: int, steps: int) -> tuple[float, int]:
+    """Seconds to train ``runs`` runs of ``steps`` steps together, ``chunk`` steps per dispatch,
+    and the number of devices the runs were split over."""
+    depth, width, heads = shape
+    cfgs = [TrainConfig.from_dict(dict(depth=depth, width=width, heads=heads, vocab_size=VOCAB, seq_len=SEQ,
+                                       batch_size=BATCH, steps=1000, lr=1e-3 * (1 + r), seed=r, ops="fast",
+                                       eval_interval=0)) for r in range(runs)]
+    group = make_group_steps(group_key(cfgs[0]), runs)
+    state = init_group(cfgs)
+    peaks = group.place(np.asarray([c.optim.lr for c in cfgs], np.float32))
+    rng = np.random.default_rng(0)
+    batches = group.place(rng.integers(0, VOCAB, (chunk, runs, BATCH, SEQ + 1)).astype(np.int32), axis=1)
+    params, opt = state["params"], state["opt_state"]
+    params, opt, losses = group.train_chunk(params, opt, batches, peaks)  # compile
+    losses.block_until_ready()
+    t0 = time.perf_counter()
+    for _ in range(steps // chunk):
+        params, opt, losses = group.train_chunk(params, opt, batches, peaks)
+    losses.block_until_ready()
+    return time.perf_counter() - t0, group.mesh.devices.size
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--shape", type=parse_shape, default=(2, 128, 2), help="L,d,H")
+    p.add_argument("--runs", type=positive, default=4)
+    p.add_argument("--chunk", type=positive, default=10, help="steps per dispatch of the group")
+    p.add_argument("--steps", type=positive, default=20, help="timed steps per run (a multiple of --chunk)")
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args(argv)
+    if a.steps % a.chunk:
+        p.exit(2, f"{p.prog}: error: --steps ({a.steps}) must be a multiple of --chunk ({a.chunk})\n")
+    prepare_process()
+    tokens = a.runs * a.steps * BATCH * SEQ
+    flops = tokens * flops_per_token(VOCAB, SEQ, a.shape[0], a.shape[1])
+    alone = time_one_by_one(a.shape, a.runs, a.steps)
+    together, split = time_together(a.shape, a.runs, a.chunk, a.steps)
+    row = {"backend": jax.default_backend(), "devices": jax.device_count(), "shape": list(a.shape),
+           "runs": a.runs, "run_devices": split, "chunk": a.chunk, "steps": a.steps, "batch": BATCH, "seq": SEQ,
+           "one_by_one_tok_s": round(tokens / alone, 1), "together_tok_s": round(tokens / together, 1),
+           "one_by_one_gflop_s": round(flops / alone / 1e9, 2), "together_gflop_s": round(flops / together / 1e9, 2),
+           "together_over_one_by_one": round(alone / together, 3)}
+    if a.json:
+        print(json.dumps(row))
+    else:
+        print(f"{row['backend']} ({row['devices']} device(s)); shape (L, d, H) = {tuple(a.shape)}, {a.runs} runs x "
+              f"{a.steps} steps, batch {BATCH} x {SEQ} tokens, fast ops")
+        print(f"one by one : {row['one_by_one_tok_s']:>10,.0f} tok/s  {row['one_by_one_gflop_s']:8.2f} GFLOP/s")
+        print(f"together   : {row['together_tok_s']:>10,.0f} tok/s  {row['together_gflop_s']:8.2f} GFLOP/s  "
+              f"(chunk {a.chunk})")
+        print(f"together / one by one: {row['together_over_one_by_one']:.2f}x "
+              f"(runs split over {split} device(s))")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
