@@ -22,10 +22,9 @@ from dataclasses import asdict
 from dwlib import fmt
 from dwlib.core.bounds import (corollary1_width, depth_threshold, log3_to_log10, regime,
                                separation_rank_bounds)
-from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE,
-                            LOG_WIDTH_INTERCEPT, Fit, nearby_shapes, practical_shape, verdict,
-                            width_for_depth)
-from dwlib.errors import InputError, require
+from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE, LOG_WIDTH_INTERCEPT, Fit,
+                            nearby_shapes, parse_budget, practical_shape, verdict, width_for_depth)
+from dwlib.errors import InputError, environment_problem, require
 from dwlib.experiments.presets import PRESETS, get_preset
 from dwlib.train.config import TrainConfig
 
@@ -52,16 +51,47 @@ def print_json(obj) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand; return its exit status: 0 done; 1 a training that did not complete,
+    or stdout closed early; 2 bad input, unusable state on disk, or a problem of the machine (disk
+    full, no permission, read-only, working directory deleted: :func:`dwlib.errors.environment_problem`),
+    as one line on stderr; 130 Ctrl-C, one line ("interrupted"; 128 + SIGINT, the shell's convention,
+    apart from 2 so scripts can tell a stop from bad input). Anything else is a bug: a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.run(args) or 0)
-    except InputError as err:
-        print(f"dwlib {args.command}: error: {err}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        print(f"dwlib {args.command}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # the reader went away (``dwlib ... | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except (InputError, OSError) as err:
+        if (message := str(err) if isinstance(err, InputError) else environment_problem(err)) is None:
+            raise
+        print(f"dwlib {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+def _integer(lo: int = 1, hi: int | None = None):
+    """An argparse type: an integer from ``lo`` (to ``hi``), else a one-line error."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            v = None
+        if v is None or v < lo or (hi is not None and v > hi):
+            want = ("a positive integer" if lo == 1 else f"an integer >= {lo}") if hi is None else \
+                f"an integer from {lo} to {hi:,}"
+            raise argparse.ArgumentTypeError(f"expected {want}, got {text[:40]!r}")
+        return v
+    return parse
+
+
+def _refuse_unused(args, mode: str, names) -> None:
+    """InputError naming the options given (not at their default) that do nothing in ``mode``."""
+    given = [f"--{n.replace('_', '-')}" for n in names if getattr(args, n) not in (None, False)]
+    require(not given, f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} nothing {mode}")
 
 
 # --- env (owner: bounds) ------------------------------------------------------------------
@@ -75,6 +105,8 @@ def _add_env(sub) -> None:
 
 def _run_env(args) -> int:
     from dwlib import env  # lazy: imports jax (1.2 s)
+    from dwlib.train import process  # lazy: imports jax (1.2 s)
+    process.check_environment()
     if args.json:
         print_json(env.report())
     else:
@@ -85,35 +117,25 @@ def _run_env(args) -> int:
 # --- bounds, corollary1 (owner: bounds) -----------------------------------------------------
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
 def _add_bounds(sub) -> None:
     """Register ``dwlib bounds`` and ``dwlib corollary1``."""
     p = sub.add_parser("bounds", help="regime, threshold and separation-rank bounds (eqs. 7, 8)",
                        description="Regime, depth threshold log3(width) and the bounds on log3 and log10 "
                                    "of the separation rank (Theorem 1, eq. 7 or Theorem 2, eq. 8).")
-    p.add_argument("--width", type=_positive_int, required=True, help="d_x")
-    p.add_argument("--heads", type=_positive_int, required=True,
+    p.add_argument("--width", type=_integer(1), required=True, help="d_x")
+    p.add_argument("--heads", type=_integer(1), required=True,
                    help="H (< width; a note is printed unless it divides the width)")
-    p.add_argument("--depth", type=_positive_int, required=True, help="L")
+    p.add_argument("--depth", type=_integer(1), required=True, help="L")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=_run_bounds)
 
     p = sub.add_parser("corollary1", help="width a shallower network needs to match a deep one (Corollary 1)",
                        description="Smallest width of a depth --shallow-depth network whose eq. (7) upper bound "
                                    "reaches the eq. (7) lower bound of the deep network.")
-    p.add_argument("--width", type=_positive_int, required=True, help="d_x of the deep network")
-    p.add_argument("--heads", type=_positive_int, required=True, help="H (both networks)")
-    p.add_argument("--depth", type=_positive_int, required=True, help="L of the deep network (< log3 width)")
-    p.add_argument("--shallow-depth", type=_positive_int, required=True, help="L of the shallow network")
+    p.add_argument("--width", type=_integer(1), required=True, help="d_x of the deep network")
+    p.add_argument("--heads", type=_integer(1), required=True, help="H (both networks)")
+    p.add_argument("--depth", type=_integer(1), required=True, help="L of the deep network (< log3 width)")
+    p.add_argument("--shallow-depth", type=_integer(1), required=True, help="L of the shallow network")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=_run_corollary1)
 
@@ -150,8 +172,9 @@ def _run_bounds(args) -> int:
 
 def _run_corollary1(args) -> int:
     r = corollary1_width(args.width, args.heads, args.depth, args.shallow_depth)
+    shallow = {"width": "shallow_width", "log10_width": "log10_shallow_width"}  # not the deep network's width
     out = {"width": args.width, "heads": args.heads, "depth": args.depth, "shallow_depth": args.shallow_depth,
-           **r, "note": fmt.heads_note(args.width, args.heads)}
+           **{shallow.get(k, k): v for k, v in r.items()}, "note": fmt.heads_note(args.width, args.heads)}
     if args.json:
         print_json(_finite_or_none(out))
         return 0
@@ -176,26 +199,29 @@ def _add_seprank(sub) -> None:
                        description="Rank of the grid matrix M(y) of output entry p at position i of the analysed "
                                    "network (eq. 3) w.r.t. a partition (A, B), exact over GF(p); a lower bound on "
                                    "the separation rank. --sweep regenerates the chapter's measurements.")
-    p.add_argument("--depth", type=int, help="L")
-    p.add_argument("--width", type=int, help="d_x")
-    p.add_argument("--heads", type=int, help="H (divides d_x)")
-    p.add_argument("--positions", type=int, default=4, help="N (default 4)")
-    p.add_argument("--part-a", help="positions in A, 1-based, comma-separated (default: the first half)")
-    p.add_argument("--position", type=int, default=1, help="output position i, 1-based (default 1)")
-    p.add_argument("--entry", type=int, default=1, help="output entry p, 1-based (default 1)")
-    p.add_argument("--templates", type=int, help="grid size M (default: grow until the rank stops growing)")
+    for flag, text in (("depth", "L"), ("width", "d_x"), ("heads", "H (divides d_x)"), ("positions", "N (default 4)"),
+                       ("position", "output position i, numbered from 1 (default 1)"),
+                       ("entry", "output entry p, numbered from 1 (default 1)"),
+                       ("templates", "grid size M (default: grow until the rank stops growing)"),
+                       ("draws", "weight draws per prime (default 2)")):
+        p.add_argument(f"--{flag}", type=int, help=text)
+    p.add_argument("--part-a", help="positions in A, numbered from 1, comma-separated (default: the first half)")
     p.add_argument("--residual", action="store_true", help="with the residual connection")
-    p.add_argument("--primes", type=int, default=2, choices=(1, 2, 3), help="how many primes (default 2)")
-    p.add_argument("--draws", type=int, default=2, help="weight draws per prime (default 2)")
+    p.add_argument("--primes", type=int, choices=(1, 2, 3), help="how many primes (default 2)")
+    p.add_argument("--allow-slow", action="store_true", help="measure even when estimated to take over 2 minutes")
     p.add_argument("--sweep", action="store_true", help="run the chapter's whole sweep")
     p.add_argument("--quick", action="store_true", help="with --sweep: a small subset")
     p.add_argument("--out", help="with --sweep: write the JSON here (scripts/publish_seprank.py publishes it)")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--json", action="store_true", help="print JSON (positions and entries numbered from 1)")
     p.set_defaults(run=_run_seprank)
 
 
-def _run_seprank_sweep(args) -> int:
-    from dwlib.experiments import seprank_sweep  # lazy: imports jax (1.2 s)
+def _run_seprank_sweep(args, seprank_sweep, process) -> int:
+    _refuse_unused(args, "with --sweep (it measures the chapter's fixed shapes)", (
+        "depth", "width", "heads", "positions", "part_a", "position", "entry", "templates", "residual", "primes",
+        "draws", "allow_slow"))
+    if args.out is not None:
+        process.check_writable(args.out, "--out")  # before the minutes of measuring, not after
     out = seprank_sweep.sweep(quick=args.quick, log=(lambda *_: None) if args.json else print)
     if args.out:
         seprank_sweep.write_sweep(out, args.out)
@@ -209,31 +235,20 @@ def _run_seprank_sweep(args) -> int:
 
 
 def _run_seprank(args) -> int:
-    from dwlib.core import seprank  # lazy: imports jax (1.1 s)
     from dwlib.experiments import seprank_sweep  # lazy: imports jax (1.2 s)
+    from dwlib.train import process  # lazy: imports jax (1.2 s)
+    process.check_environment()
     if args.sweep:
-        return _run_seprank_sweep(args)
+        return _run_seprank_sweep(args, seprank_sweep, process)
+    _refuse_unused(args, "without --sweep", ("quick", "out"))
     require(all(v is not None for v in (args.depth, args.width, args.heads)),
             "give --depth, --width and --heads (or --sweep)")
-    part_a = [int(a) - 1 for a in args.part_a.split(",")] if args.part_a else None
-    kw = dict(part_a=part_a, position=args.position - 1, entry=args.entry - 1, residual=args.residual,
-              primes=seprank.PRIMES[:args.primes], draws=args.draws)
-    if args.templates:
-        m = seprank_sweep.timed_measure(args.depth, args.width, args.heads, args.positions, args.templates, **kw)
-    else:
-        m = seprank_sweep.timed_saturate(args.depth, args.width, args.heads, args.positions, **kw)
-    m = seprank_sweep.with_bounds(m)
-    if args.json:
-        print_json(m)
-        return 0
-    lo, hi, thm = m["log3_lower"], m["log3_upper"], m["theorem"]
-    print(f"L={m['depth']} d_x={m['width']} H={m['heads']} N={m['positions']} A={[a + 1 for a in m['A']]}: "
-          f"grid rank {m['rank']} over GF(p) (repeats {m['ranks']}, M={m['templates']}, matrix {m['matrix_shape']})")
-    if "history" in m:
-        print(f"grid growth (M, rank, grid cap): {m['history']}; saturated: {m['saturated']}")
-    print(f"polynomial-space bound {m['poly_dim']}; log3 rank = {math.log(max(m['rank'], 1), 3):.3f}; "
-          + (f"theorem {thm} bounds on log3 sep: [{lo:.3f}, {hi:.3f}]" if thm else
-             "neither theorem applies (on the threshold, or width <= heads)"))
+    given = {k: getattr(args, k) for k in ("positions", "position", "entry", "primes", "draws")
+             if getattr(args, k) is not None}
+    part_a = seprank_sweep.parse_positions(args.part_a) if args.part_a is not None else None
+    m = seprank_sweep.measure_one(args.depth, args.width, args.heads, part_a=part_a, templates=args.templates,
+                                  residual=args.residual, allow_slow=args.allow_slow, **given)
+    print_json(m) if args.json else print("\n".join(seprank_sweep.summary_lines(m)))
     return 0
 
 
@@ -270,10 +285,12 @@ _TRAIN_OPTIONS = ("depth", "width", "heads", "steps", "corpus", "seed", "batch_s
 
 
 def _run_train(args) -> int:
+    from dwlib.train import process  # lazy: imports jax (1.2 s)
     from dwlib.train.loop import train  # lazy: imports jax, flax, optax, orbax (2.1 s)
-    out = args.out or f"runs/L{args.depth}-d{args.width}-s{args.seed}"
+    out = f"runs/L{args.depth}-d{args.width}-s{args.seed}" if args.out is None else args.out
     fields = {k: getattr(args, k) for k in _TRAIN_OPTIONS}
-    cfg = TrainConfig.from_dict({**fields, "out_dir": out})
+    cfg = TrainConfig.from_dict({**fields, "out_dir": out}).validate()
+    process.check_environment(out=out, cache_dir=args.cache_dir, backend=False)
     result = train(cfg, progress=not args.no_progress, verbose=not args.json)
     if args.json:
         print_json({**result, "config": cfg.to_dict()})
@@ -296,8 +313,8 @@ def _add_sweep(sub) -> None:
                         "are ignored by git, the rest is meant to be committed)")
     p.add_argument("--shard", default="0/1", help="i/n: this machine's share of the runs (default 0/1)")
     p.add_argument("--cache-dir", default=None, help="tokenizer cache (default: $DWLIB_CACHE or ~/.cache/dwlib)")
-    p.add_argument("--limit", type=int, default=None, help="train at most this many runs now")
-    p.add_argument("--jobs", type=int, default=1,
+    p.add_argument("--limit", type=_integer(0), default=None, help="train at most this many runs now")
+    p.add_argument("--jobs", type=_integer(1, 256), default=None,
                    help="runs trained side by side, one process per CPU core (default 1; CPU only)")
     p.add_argument("--dry-run", action="store_true", help="list the runs and their state; train nothing")
     p.add_argument("--no-progress", action="store_true")
@@ -307,14 +324,18 @@ def _add_sweep(sub) -> None:
 
 def _run_sweep(args) -> int:
     from dwlib.experiments import sweep as sweeps  # lazy: imports jax, flax, optax, orbax (2.1 s)
+    from dwlib.train import process  # lazy: imports jax (1.2 s)
     sweep = get_preset(args.preset)
     shard = sweeps.parse_shard(args.shard)
-    out = args.out or f"results/{sweep.name}"
+    out = f"results/{sweep.name}" if args.out is None else args.out
+    require(out.strip() != "", "--out must not be empty")
     if args.dry_run:
+        _refuse_unused(args, "with --dry-run (it trains nothing)", ("limit", "jobs", "cache_dir", "no_progress"))
         _print_plan(sweep, sweeps.plan(sweep, out, shard), shard, args.json)
         return 0
+    process.check_environment(out=out, cache_dir=args.cache_dir, backend=False)
     records = sweeps.run(sweep, out, shard, cache_dir=args.cache_dir, progress=not args.no_progress,
-                         limit=args.limit, jobs=args.jobs)
+                         limit=args.limit, jobs=args.jobs or 1)
     if args.json:
         print_json(records)
     done = sum(r["status"] == "completed" for r in records)
@@ -345,22 +366,6 @@ def _print_plan(sweep, rows: list[dict], shard: tuple[int, int], as_json: bool) 
 # --- advise (owner: guidelines) -------------------------------------------------------------
 
 
-_SUFFIX = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
-
-
-def parse_budget(text: str) -> float:
-    """'175e9', '1.3e9', '175B', '1T', '350M' -> a positive finite float, else InputError."""
-    s = str(text).strip().replace("_", "").replace(",", "")
-    scale = _SUFFIX.get(s[-1:].upper())
-    try:
-        value = float(s[:-1] if scale else s) * (scale or 1.0)
-    except ValueError:
-        raise InputError(f"budget must be a number such as 175e9 or 175B, got {text!r}") from None
-    require(math.isfinite(value), f"budget must be finite, got {text!r}")
-    require(value > 0, f"budget must be > 0, got {text!r}")
-    return value
-
-
 def _add_advise(sub) -> None:
     """Register ``dwlib advise``."""
     p = sub.add_parser(
@@ -374,9 +379,9 @@ def _add_advise(sub) -> None:
     p.add_argument("--head-size", type=int, default=None,
                    help=f"head size; widths are multiples of it (default {DEFAULT_HEAD_SIZE}); "
                         "with a verdict, the width must split into heads of this size")
-    p.add_argument("--span", type=int, default=2, help="nearby depths on each side (default 2)")
-    p.add_argument("--tolerance", type=float, default=DEFAULT_REL_TOL,
-                   help="relative depth tolerance of 'near optimal' (default 0.10)")
+    p.add_argument("--span", type=int, default=None, help="with a budget: nearby depths on each side (default 2)")
+    p.add_argument("--tolerance", type=float, default=None,
+                   help="with --depth and --width: relative depth tolerance of 'near optimal' (default 0.10)")
     p.add_argument("--intercept", type=float, default=LOG_WIDTH_INTERCEPT,
                    help="fit: log optimal width at depth 0 (default 5.039)")
     p.add_argument("--slope", type=float, default=DEPTH_SLOPE,
@@ -392,11 +397,15 @@ def _run_advise(args) -> int:
     if args.budget is not None:
         require(args.depth is None and args.width is None,
                 "give either a budget or --depth [--width], not both")
-        return _advise_budget(parse_budget(args.budget), head_size, args.span, fit, args.json)
+        _refuse_unused(args, "with a budget (it is for a verdict on --depth and --width)", ("tolerance",))
+        return _advise_budget(parse_budget(args.budget), head_size, 2 if args.span is None else args.span, fit,
+                              args.json)
+    _refuse_unused(args, "without a budget (it lists shapes near a budget's optimum)", ("span",))
     if args.depth is None:
         require(args.width is None, "--width needs --depth (a verdict is for a depth and a width)")
         raise InputError("give a budget (e.g. 175e9) or --depth (with --width for a verdict)")
     if args.width is None:
+        _refuse_unused(args, "without --width (it is for a verdict on --depth and --width)", ("tolerance",))
         r = width_for_depth(args.depth, head_size=head_size, fit=fit)
         if args.json:
             print_json(r)
@@ -406,7 +415,8 @@ def _run_advise(args) -> int:
         print(f"practical: width {r['width']} ({fmt.heads(r['heads'], head_size)}), "
               f"budget {fmt.count(r['practical_budget'])}")
         return 0
-    v = verdict(args.depth, args.width, fit=fit, rel_tol=args.tolerance, head_size=args.head_size)
+    v = verdict(args.depth, args.width, fit=fit, head_size=args.head_size,
+                rel_tol=DEFAULT_REL_TOL if args.tolerance is None else args.tolerance)
     if args.json:
         print_json(v)
         return 0

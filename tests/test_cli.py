@@ -14,6 +14,8 @@ import pytest
 
 from dwlib import cli
 
+BIG = "1" + "0" * 400  # 10^400, past float64
+
 CASES = [
     # argument parsing (argparse, reworded to one line by cli._Parser)
     (("no-such-command",), "invalid choice"),
@@ -36,10 +38,39 @@ CASES = [
     (("seprank", "--depth", "1", "--width", "3", "--heads", "2"), "heads must divide width"),
     (("sweep", "--shard", "3/3"), "shard i/n needs 0 <= i < n, got '3/3'"),
     (("sweep", "--preset", "nope", "--dry-run"), "nope"),
+    # issue 21: extreme values, with the limit in the message
+    (("bounds", "--width", BIG, "--heads", "4", "--depth", "2"), "below 1.8e308"),
+    (("corollary1", "--width", BIG, "--heads", "16", "--depth", "6", "--shallow-depth", "2"), "below 1.8e308"),
+    (("advise", "--depth", BIG), "below 1.8e308"),
+    (("advise", "1e9", "--intercept", "1e308"), "log_width_intercept must be a number from -50.0 to 50.0"),
+    (("advise", "1e9", "--span", BIG), "span must be an integer from 0 to 1000"),
+    (("advise", "--depth", "10", "--width", "1280", "--tolerance", "inf"), "rel_tol must be finite and >= 0"),
+    (("train", "--steps", "1" + "0" * 100), "steps must be an integer from 1 to 1,000,000,000"),
+    (("train", "--seed", "-1"), "seed must be an integer from 0 to 4,294,967,295"),
+    (("train", "--seed", str(2 ** 32)), "seed must be an integer from 0"),
+    (("train", "--depth", "100000"), "depth must be an integer from 1 to 256"),
+    (("train", "--depth", "200", "--width", "8192"), "parameters, more than this trainer's limit"),
+    (("train", "--out", ""), "out_dir must be a non-empty path"),
+    (("train", "--out", "/proc/dwlib-test"), "cannot be written"),
+    (("sweep", "--limit", "-1"), "expected an integer >= 0"),
+    (("sweep", "--dry-run", "--limit", "2"), "--limit does nothing with --dry-run"),
+    (("seprank", "--depth", BIG, "--width", "2", "--heads", "1"), "depth must be an integer from 1 to 64"),
+    (("seprank", "--depth", "16", "--width", "1", "--heads", "1"), "would take about"),
+    (("seprank", "--depth", "1", "--width", "2", "--heads", "1", "--templates", "100000"), "grid points"),
+    (("seprank", "--depth", "1", "--width", "2", "--heads", "1", "--templates", "0"), "templates must be an integer"),
+    (("seprank", "--depth", "1", "--width", "2", "--heads", "1", "--part-a", "0"), "A must hold positions in 1..4, got [0]"),
+    (("seprank", "--depth", "1", "--width", "2", "--heads", "1", "--part-a", "a,b"), "comma-separated"),
+    (("seprank", "--depth", "1", "--width", "2", "--heads", "1", "--part-a", "1,"), "comma-separated"),
+    (("seprank", "--depth", "1", "--width", "2", "--heads", "1", "--part-a", "1.5"), "comma-separated"),
+    (("seprank", "--depth", "1", "--width", "2", "--heads", "1", "--position", "0"), "position must be in 1..4, got 0"),
+    (("seprank", "--depth", "1", "--width", "2", "--heads", "1", "--quick"), "--quick does nothing without --sweep"),
+    (("seprank", "--depth", "1", "--width", "2", "--heads", "1", "--out", "x.json"), "--out does nothing without"),
+    (("seprank", "--sweep", "--depth", "3"), "--depth does nothing with --sweep"),
+    (("seprank", "--sweep", "--out", "/proc/dwlib-test.json"), "cannot be written"),
 ]
 
 
-@pytest.mark.parametrize("argv, message", CASES, ids=[" ".join(a) for a, _ in CASES])
+@pytest.mark.parametrize("argv, message", CASES, ids=[" ".join(a)[:80] for a, _ in CASES])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     try:
         status = cli.main(list(argv))
@@ -63,3 +94,41 @@ def test_train_refuses_bad_shape_before_writing_anything(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "width 32 is not divisible by heads 5" in r.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("raised, status, line", [
+    (KeyboardInterrupt(), 130, "dwlib bounds: interrupted\n"),
+    (OSError(28, "No space left on device", "/full/disk/metrics.jsonl"), 2,
+     "dwlib bounds: error: /full/disk/metrics.jsonl: No space left on device\n"),
+    (PermissionError(13, "Permission denied", "/locked"), 2, "dwlib bounds: error: /locked: Permission denied\n"),
+    (OSError(30, "Read-only file system", "/ro/x"), 2, "dwlib bounds: error: /ro/x: Read-only file system\n"),
+])
+def test_interrupt_and_machine_errors_are_one_line(raised, status, line, monkeypatch, capsys):
+    """Ctrl-C exits 130 (128 + SIGINT) and a full disk, a permission or a read-only file system
+    exit 2, each with one line naming the path; no traceback."""
+    def run(args):
+        raise raised
+    monkeypatch.setattr(cli, "_run_bounds", run)
+    assert cli.main(["bounds", "--width", "100", "--heads", "4", "--depth", "2"]) == status
+    assert capsys.readouterr().err == line
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch):
+    """An OSError that is not about the machine (here: no such file, the working directory
+    intact) is a bug: it propagates."""
+    def run(args):
+        raise FileNotFoundError(2, "No such file or directory", "/dwlib/missing")
+    monkeypatch.setattr(cli, "_run_bounds", run)
+    with pytest.raises(FileNotFoundError):
+        cli.main(["bounds", "--width", "100", "--heads", "4", "--depth", "2"])
+
+
+@pytest.mark.slow
+def test_deleted_working_directory_is_one_line(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    r = subprocess.run([sys.executable, "-c", "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+                        "from dwlib import cli; sys.exit(cli.main(['train', '--steps', '2', '--depth', '1', '--width', '32']))",
+                        str(gone)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "No such file or directory" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from dwlib.errors import InputError, require, require_int
+from dwlib.errors import InputError, require, require_int, shown
 from dwlib.fmt import number
 
 LOG3_2 = math.log(2.0) / math.log(3.0)
@@ -83,6 +83,9 @@ def _arrays(depth, width, heads):
     """(L, d_x, H) as broadcast float arrays, after checking L >= 1, H >= 1, d_x > H."""
     try:
         L, d_x, H = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (depth, width, heads)))
+    except OverflowError:  # a Python int past float64's range (1.8e308)
+        big = next((v for v in (depth, width, heads) if isinstance(v, int) and abs(v) > 1e308), "an array entry")
+        raise InputError(f"depth, width and heads must be below 1.8e308 (float64's range), got {shown(big)}") from None
     except (TypeError, ValueError) as err:
         raise InputError(f"depth, width and heads must be numbers or broadcastable arrays ({err})") from None
     for name, a in (("depth", L), ("width", d_x), ("heads", H)):

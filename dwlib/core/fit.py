@@ -36,7 +36,7 @@ import numpy as np
 
 from dwlib import fmt
 from dwlib.core import sizes
-from dwlib.errors import InputError, require
+from dwlib.errors import InputError, require, shown
 
 # --------------------------------------------------------------------------------------------
 # The fit
@@ -62,6 +62,15 @@ AUTHORS_EXPERIMENT_DEPTHS = (6, 12, 18, 24, 30, 36, 48)
 _LOG_K = math.log(sizes.PARAMS_PER_LAYER)  # log 12, of N = 12 L d_x^2
 
 
+#: the range a fit may take: an optimal width at depth 0 between e^-50 and e^50 (5e21), and at
+#: most a factor e^10 per layer; past them budgets such as 12 L exp(2a) overflow float64.
+MAX_INTERCEPT = 50.0
+MAX_SLOPE = 10.0
+#: most head size and nearby-depth span the advice takes (a span of 10^400 never ends).
+MAX_HEAD_SIZE = 1 << 20
+MAX_SPAN = 1000
+
+
 @dataclass(frozen=True)
 class Fit:
     """An exponential fit of the optimal width in depth: d_x(L) = exp(a + b L).
@@ -76,10 +85,11 @@ class Fit:
     depth_slope: float = DEPTH_SLOPE
 
     def __post_init__(self):
-        require(math.isfinite(self.log_width_intercept),
-                f"fit log_width_intercept must be finite, got {self.log_width_intercept!r}")
-        require(math.isfinite(self.depth_slope) and self.depth_slope > 0,
-                f"fit depth_slope must be finite and > 0, got {self.depth_slope!r}")
+        a, b = self.log_width_intercept, self.depth_slope
+        require(isinstance(a, (int, float)) and math.isfinite(a) and abs(a) <= MAX_INTERCEPT,
+                f"fit log_width_intercept must be a number from -{MAX_INTERCEPT} to {MAX_INTERCEPT}, got {shown(a)}")
+        require(isinstance(b, (int, float)) and math.isfinite(b) and 0 < b <= MAX_SLOPE,
+                f"fit depth_slope must be a number > 0 and <= {MAX_SLOPE}, got {shown(b)}")
 
 
 #: the authors' fit, used wherever no other is passed.
@@ -100,14 +110,32 @@ def _array(value, name: str, strict: bool) -> np.ndarray:
     """``value`` as a float array, every entry finite and > 0 (``strict``) or >= 0."""
     try:
         arr = np.asarray(value, dtype=float)
+    except OverflowError:  # a Python int past float64's range
+        raise InputError(f"{name} must be below 1.8e308 (float64's range), got {shown(value)}") from None
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {value!r}") from None
+        raise InputError(f"{name} must be a number, got {shown(value)}") from None
     require(arr.size > 0, f"{name} must not be empty")
     for bad, rule in ((~np.isfinite(arr), "be finite"),
                       ((arr <= 0, "be > 0") if strict else (arr < 0, "be >= 0"))):
         if bad.any():
             raise InputError(f"{name} must {rule}, got {fmt.number(arr[bad].flat[0])}")
     return arr
+
+
+_SUFFIX = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
+def parse_budget(text: str) -> float:
+    """'175e9', '1.3e9', '175B', '1T', '350M' -> a positive finite float, else InputError."""
+    s = str(text).strip().replace("_", "").replace(",", "")
+    scale = _SUFFIX.get(s[-1:].upper())
+    try:
+        value = float(s[:-1] if scale else s) * (scale or 1.0)
+    except ValueError:
+        raise InputError(f"budget must be a number such as 175e9 or 175B, got {shown(text)}") from None
+    require(math.isfinite(value), f"budget must be finite, got {shown(text)}")
+    require(value > 0, f"budget must be > 0, got {shown(text)}")
+    return value
 
 
 def positive(value, name: str) -> np.ndarray:
@@ -126,8 +154,9 @@ def check_head_size(head_size) -> int:
     """``head_size`` as an int, else InputError unless it is a positive integer."""
     is_int = (isinstance(head_size, (int, np.integer)) and not isinstance(head_size, bool)) or (
         isinstance(head_size, float) and head_size.is_integer())
-    require(is_int, f"head_size must be an integer, got {head_size!r}")
-    require(head_size > 0, f"head_size must be > 0, got {head_size!r}")
+    require(is_int, f"head_size must be an integer, got {shown(head_size)}")
+    require(head_size > 0, f"head_size must be > 0, got {shown(head_size)}")
+    require(head_size <= MAX_HEAD_SIZE, f"head_size must be at most {MAX_HEAD_SIZE:,}, got {shown(head_size)}")
     return int(head_size)
 
 
@@ -157,7 +186,8 @@ def optimal_width(depth, fit: Fit = AUTHORS_FIT):
     (~154.3 for the authors' fit); negative or non-finite depths raise InputError.
     """
     L = _array(depth, "depth", strict=False)
-    return _out(np.exp(fit.log_width_intercept + fit.depth_slope * L))
+    with np.errstate(over="ignore"):  # past float64: inf
+        return _out(np.exp(fit.log_width_intercept + fit.depth_slope * L))
 
 
 def budget_for_depth(depth, fit: Fit = AUTHORS_FIT):
@@ -168,9 +198,9 @@ def budget_for_depth(depth, fit: Fit = AUTHORS_FIT):
     precision.  Vectorised; N(0) = 0.
     """
     L = _array(depth, "depth", strict=False)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):  # N(0) = 0; past float64: inf
         log_n = _LOG_K + np.log(L) + 2 * fit.log_width_intercept + 2 * fit.depth_slope * L
-    return _out(np.exp(log_n))
+        return _out(np.exp(log_n))
 
 
 def depth_for_width(width, fit: Fit = AUTHORS_FIT):
@@ -293,8 +323,8 @@ def nearby_shapes(budget, head_size: int = DEFAULT_HEAD_SIZE, span: int = 2,
     the width that spends ``budget`` at that depth (:func:`shape_for_budget_at_depth`)."""
     N = positive_number(budget, "budget")
     h = check_head_size(head_size)
-    require(isinstance(span, (int, np.integer)) and span >= 0,
-            f"span must be a non-negative integer, got {span!r}")
+    require(isinstance(span, (int, np.integer)) and 0 <= span <= MAX_SPAN,
+            f"span must be an integer from 0 to {MAX_SPAN}, got {shown(span)}")
     require_one_head(N, h)
     center = max(1, int(round(float(optimal_depth(N, fit)))))
     # keep the depths where the budget affords at least half a head per layer, so that rounding
@@ -310,6 +340,8 @@ def width_for_depth(depth, head_size: int = DEFAULT_HEAD_SIZE, fit: Fit = AUTHOR
     L = positive_number(depth, "depth")
     h = check_head_size(head_size)
     d = float(optimal_width(L, fit))
+    require(math.isfinite(float(budget_for_depth(L, fit))),
+            f"depth {fmt.number(L)} is too large for this fit: its optimal budget overflows float64")
     dp = sizes.round_width(d, h)
     return {"depth": L if not L.is_integer() else int(L), "optimal_width": d,
             "budget": float(budget_for_depth(L, fit)),
@@ -347,8 +379,8 @@ def verdict(depth, width, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_REL_T
     d = positive_number(width, "width")
     require(L >= 1, f"depth must be >= 1, got {depth!r}")
     require(d >= 1, f"width must be >= 1, got {width!r}")
-    require(math.isfinite(rel_tol) and rel_tol >= 0, f"rel_tol must be >= 0, got {rel_tol!r}")
-    require(math.isfinite(abs_tol) and abs_tol >= 0, f"abs_tol must be >= 0, got {abs_tol!r}")
+    require(math.isfinite(rel_tol) and rel_tol >= 0, f"rel_tol must be finite and >= 0, got {rel_tol!r}")
+    require(math.isfinite(abs_tol) and abs_tol >= 0, f"abs_tol must be finite and >= 0, got {abs_tol!r}")
     out = {"depth": int(L) if L.is_integer() else L, "width": int(d) if d.is_integer() else d}
     if head_size is not None:
         h = check_head_size(head_size)
@@ -357,7 +389,9 @@ def verdict(depth, width, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_REL_T
                 f"into heads of that size")
         out["heads"] = int(d) // h
         out["head_size"] = h
-    N = float(sizes.budget(L, d))
+    with np.errstate(over="ignore"):
+        N = float(sizes.budget(L, d))
+    require(math.isfinite(N), f"depth {fmt.number(L)} and width {fmt.number(d)} give a budget past float64")
     L_star = float(optimal_depth(N, fit))
     d_star = float(optimal_width(L_star, fit))
     tol = max(rel_tol * L_star, abs_tol)

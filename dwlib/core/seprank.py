@@ -285,17 +285,25 @@ def polynomial_dimension(depth: int, width: int, n_a: int, n_b: int, residual: b
     of monomials of degree k in n variables. With the residual the degrees 1, 3, ..., 3^L all
     occur; the same split over all total degrees d <= D gives
     sep <= sum_a min(h(n_A, a), sum_{b <= D - a} h(n_B, b)).
+
+    Evaluated in closed form, not term by term (3^L terms: 43 million at depth 16): the A-part
+    h(n_A, a) grows with a and the B-part g(a) shrinks, so the minimum is the A-part up to the
+    last a where it is the smaller (found by bisection) and the B-part after it, and each part
+    sums by the hockey-stick identity sum_{k <= K} h(n, k) = h(n + 1, K).
     """
     D = 3 ** require_int("depth", depth)
     n_a = require_int("|A|", n_a) * require_int("width", width)
     n_b = require_int("|B|", n_b) * width
+    m = n_b + 1 if residual else n_b  # the B-part: g(a) = h(m, D - a)
 
     def h(n, k):
-        return comb(n + k - 1, k)
+        return comb(n + k - 1, k) if k >= 0 else 0
 
-    if not residual:
-        return sum(min(h(n_a, a), h(n_b, D - a)) for a in range(D + 1))
-    return sum(min(h(n_a, a), sum(h(n_b, b) for b in range(D - a + 1))) for a in range(D + 1))
+    lo, hi = -1, D  # the last a with h(n_a, a) <= g(a) lies in [lo, hi]; lo = -1: none
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if h(n_a, mid) <= h(m, D - mid) else (lo, mid - 1)
+    return h(n_a + 1, lo) + h(m + 1, D - lo - 1)
 
 
 def grid_cap(M: int, n_positions: int, part_a, part_b, position: int) -> int:

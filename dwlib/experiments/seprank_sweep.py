@@ -10,12 +10,15 @@ publishes it into the package.
 
 from __future__ import annotations
 
+import math
 import time
+from math import comb
 
 import numpy as np
 
 from dwlib.core import seprank
 from dwlib.core.bounds import separation_rank_bounds
+from dwlib.errors import InputError, require, shown
 from dwlib.store import packaged_json, write_json
 
 DATA_FILE = "seprank.json"
@@ -110,6 +113,109 @@ def sweep(quick: bool = False, log=print) -> dict:
                      "largest": {k: largest[k] for k in ("depth", "width", "heads", "positions", "templates",
                                                          "matrix_shape", "rank", "seconds")}}
     return out
+
+
+# One measurement asked for by hand (``dwlib seprank``): sizes past these are refused outright
+# (3^L at depth 64 has 31 digits; a grid of 2^24 points needs N <= 24 at M = 2), and the rest by
+# the estimated time, measured on the 2-core CI machine: about 1e8 operations a second for the
+# grid's evaluation (M^N points, L N (N + d_x) d_x each) and for the elimination (rank x rows x
+# columns), plus the compilation of the grid's function once per prime and grid size (about
+# 0.5 s + 0.4 s per layer: the L layers are unrolled).
+MEASURE_LIMITS = {"depth": 64, "width": 4096, "heads": 4096, "positions": 24, "templates": 1 << 24, "draws": 1000}
+OPS_PER_SECOND = 1e8
+MAX_SECONDS = 120  # estimated; --allow-slow lifts it
+SATURATE = dict(start=4, step=2, max_templates=64, patience=2)  # seprank.saturate's defaults
+
+
+def _measure_seconds(depth, width, positions, M, part_a, position, primes, draws, poly_dim) -> float:
+    """Estimated seconds of one :func:`seprank.measure` (``primes`` x ``draws`` repeats)."""
+    def side(part):  # the distinct rows (or columns) a grid of M templates can give
+        k = len(part) - (position in part)
+        return min(M ** len(part), (M if position in part else 1) * comb(M + k - 1, k))
+
+    rows, cols = side(part_a), side([p for p in range(positions) if p not in part_a])
+    ops = M ** positions * depth * positions * (positions + width) * width + min(poly_dim, rows, cols) * rows * cols
+    return primes * (draws * ops / OPS_PER_SECOND + 0.5 + 0.4 * depth)
+
+
+def estimate_seconds(depth, width, positions, templates, part_a, position, primes=2, draws=2, residual=False) -> float:
+    """Estimated seconds of a measurement at ``templates`` M, or (None) of :func:`seprank.saturate`
+    with its default schedule, up to the grid where the rank can stop: its cap passes the
+    polynomial-space bound (the rank never exceeds it) and ``patience`` more steps."""
+    poly = seprank.polynomial_dimension(depth, width, len(part_a), positions - len(part_a), residual)
+    if templates is not None:
+        return _measure_seconds(depth, width, positions, templates, part_a, position, primes, draws, poly)
+    total, M, stop = 0.0, SATURATE["start"], SATURATE["max_templates"]
+    while M <= stop and M ** positions <= seprank.MAX_GRID_POINTS:
+        total += _measure_seconds(depth, width, positions, M, part_a, position, primes, draws, poly)
+        b = [p for p in range(positions) if p not in part_a]
+        if stop == SATURATE["max_templates"] and seprank.grid_cap(M, positions, part_a, b, position) > poly:
+            stop = M + SATURATE["patience"] * SATURATE["step"]
+        M += SATURATE["step"]
+    return total
+
+
+def measure_one(depth, width, heads, positions=4, part_a=None, position=1, entry=1, templates=None,
+                residual=False, primes=2, draws=2, allow_slow=False) -> dict:
+    """One grid-rank measurement as the command line asks for it: positions and the output entry
+    numbered from 1 (as the paper and the options number them) in the arguments, the messages
+    and the result (``A``, ``B``, ``position``, ``entry``). Refuses with one line, before any
+    work, sizes past :data:`MEASURE_LIMITS` and, unless ``allow_slow``, a measurement estimated
+    to take more than :data:`MAX_SECONDS`; ``templates`` None grows the grid until the rank stops."""
+    for name, v in (("depth", depth), ("width", width), ("heads", heads), ("positions", positions),
+                    ("draws", draws), ("templates", templates)):
+        if v is not None:
+            require(isinstance(v, int) and (2 if name == "positions" else 1) <= v <= MEASURE_LIMITS[name],
+                    f"{name} must be an integer from {2 if name == 'positions' else 1} to "
+                    f"{MEASURE_LIMITS[name]:,}, got {shown(v)}")
+    require(width % heads == 0, f"heads must divide width (d_a = d_x / H): {width} % {heads} = {width % heads}")
+    require(primes in (1, 2, 3), f"primes must be 1, 2 or 3, got {shown(primes)}")
+    require(1 <= position <= positions, f"output position must be in 1..{positions}, got {shown(position)}")
+    require(1 <= entry <= width, f"output entry must be in 1..{width}, got {shown(entry)}")
+    if part_a is None:
+        part_a = list(range(1, positions // 2 + 1))
+    require(all(1 <= a <= positions for a in part_a), f"A must hold positions in 1..{positions}, got {part_a}")
+    require(len(set(part_a)) == len(part_a), f"A lists a position twice: {part_a}")
+    require(2 * len(part_a) == positions, f"a balanced partition needs |A| = N/2 = {positions / 2:g}, got A = {part_a}")
+    require(templates is None or templates ** positions <= seprank.MAX_GRID_POINTS,
+            f"--templates {templates} at {positions} positions is {templates}^{positions} grid points, "
+            f"more than the {seprank.MAX_GRID_POINTS:,} the measurement takes")
+    a0 = sorted(a - 1 for a in part_a)
+    seconds = estimate_seconds(depth, width, positions, templates, a0, position - 1, primes, draws, residual)
+    grid = f"{templates}^{positions} grid points" if templates else "the grid grown until the rank stops"
+    require(allow_slow or seconds <= MAX_SECONDS,
+            f"this measurement would take about {seconds:.2g} s ({grid}, polynomial degree 3^{depth}, "
+            f"{primes * draws} repeats), past the limit of {MAX_SECONDS} s: smaller sizes, or --allow-slow")
+    kw = dict(part_a=a0, position=position - 1, entry=entry - 1, residual=residual,
+              primes=seprank.PRIMES[:primes], draws=draws)
+    if templates:
+        m = timed_measure(depth, width, heads, positions, templates, **kw)
+    else:
+        m = timed_saturate(depth, width, heads, positions, **kw)
+    m.update({"A": [a + 1 for a in m["A"]], "B": [b + 1 for b in m["B"]], "position": position,
+              "entry": entry, "numbering": "from 1", "estimated_seconds": round(seconds, 3)})
+    return with_bounds(m)
+
+
+def summary_lines(m: dict) -> list[str]:
+    """A :func:`measure_one` result as the command line prints it."""
+    lo, hi, thm = m["log3_lower"], m["log3_upper"], m["theorem"]
+    lines = [f"L={m['depth']} d_x={m['width']} H={m['heads']} N={m['positions']} A={m['A']}: grid rank {m['rank']} "
+             f"over GF(p) (repeats {m['ranks']}, M={m['templates']}, matrix {m['matrix_shape']})"]
+    if "history" in m:
+        lines.append(f"grid growth (M, rank, grid cap): {m['history']}; saturated: {m['saturated']}")
+    lines.append(f"polynomial-space bound {m['poly_dim']}; log3 rank = {math.log(max(m['rank'], 1), 3):.3f}; "
+                 + (f"theorem {thm} bounds on log3 sep: [{lo:.3f}, {hi:.3f}]" if thm else
+                    "neither theorem applies (on the threshold, or width <= heads)"))
+    return lines
+
+
+def parse_positions(text: str) -> list[int]:
+    """'1,3' -> [1, 3] (positions numbered from 1, comma-separated); InputError on anything else."""
+    parts = str(text).split(",")
+    if not all(p.strip().isdigit() and len(p.strip()) <= 6 for p in parts):
+        raise InputError(f"positions must be whole numbers from 1, comma-separated (as 1,2), got {shown(text)}")
+    return [int(p) for p in parts]
 
 
 def write_sweep(result: dict, path):

@@ -18,11 +18,20 @@ import json
 import math
 
 from dwlib.core import sizes
-from dwlib.errors import InputError, require
+from dwlib.errors import InputError, require, shown
 from dwlib.train import data as data_lib
 
 DTYPES = ("float32", "bfloat16")
 OPS = ("plain", "fast")
+
+# Upper limits: far past anything this project trains (its sweeps reach depth 12, width 512), and
+# below the sizes that hang (a Python loop over 10^6 blocks, default_heads over a width of 10^9)
+# or cannot fit one accelerator. A config past one is refused with the limit in the message.
+LIMITS = {"depth": 256, "width": 1 << 16, "heads": 1 << 16, "vocab_size": 1 << 20, "seq_len": 1 << 17,
+          "batch_size": 1 << 16, "steps": 10 ** 9, "eval_batches": 10 ** 5, "eval_interval": 10 ** 9,
+          "checkpoint_interval": 10 ** 9, "seed": 2 ** 32 - 1}
+MAX_PARAMS = 4 * 10 ** 9  # weights, gradients and AdamW's two moments in float32: 64 GB
+MAX_FLOPS = 10 ** 21  # a training run's total: about a month of one H100 at 400 TFLOP/s
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,15 +48,14 @@ class ModelConfig:
     ops: str = "plain"  # "fast": the same model with hand-written gradients (dwlib.train.fast)
 
     def __post_init__(self):
-        require(isinstance(self.depth, int) and self.depth >= 1, f"depth must be at least 1, got {self.depth}")
-        require(isinstance(self.width, int) and self.width >= 1, f"width must be at least 1, got {self.width}")
-        require(self.vocab_size >= 2, f"vocab_size must be at least 2, got {self.vocab_size}")
-        require(self.seq_len >= 1, f"seq_len must be at least 1, got {self.seq_len}")
+        for name, minimum in (("depth", 1), ("width", 1), ("vocab_size", 2), ("seq_len", 1)):
+            _count(name, getattr(self, name), minimum)
+        if self.heads is not None:
+            _count("heads", self.heads, 1)
         require(self.dtype in DTYPES, f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         require(self.ops in OPS, f"ops must be one of {', '.join(OPS)}, got {self.ops!r}")
         if self.heads is None:
             object.__setattr__(self, "heads", sizes.default_heads(self.width))
-        require(self.heads >= 1, f"heads must be at least 1, got {self.heads}")
         require(self.width % self.heads == 0, f"width {self.width} is not divisible by heads {self.heads}")
 
 
@@ -62,8 +70,11 @@ class OptimConfig:
     clip_norm: float = 1.0
 
     def __post_init__(self):
-        require(isinstance(self.lr, (int, float)) and self.lr > 0 and math.isfinite(self.lr),
-                f"lr must be positive, got {self.lr}")
+        for name in ("lr", "warmup", "final_lr_ratio", "weight_decay", "clip_norm"):
+            v = getattr(self, name)
+            require(isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v),
+                    f"{name} must be a finite number, got {shown(v)}")
+        require(self.lr > 0, f"lr must be positive, got {self.lr}")
         require(0 <= self.warmup < 1, f"warmup must be a fraction in [0, 1), got {self.warmup}")
         require(0 <= self.final_lr_ratio <= 1, f"final_lr_ratio must be in [0, 1], got {self.final_lr_ratio}")
         require(self.weight_decay >= 0, f"weight_decay must be non-negative, got {self.weight_decay}")
@@ -110,19 +121,50 @@ class TrainConfig:
         return TrainConfig.from_dict({**self.to_dict(), **fields})
 
     def validate(self) -> "TrainConfig":
-        """Raise InputError (one line) on a bad run field; touches no file. (The model's and the
-        optimiser's fields are checked when they are built.)"""
+        """Raise InputError (one line) on a bad run field or a run too large to train; touches no
+        file. (The model's and the optimiser's fields are checked when they are built.)"""
         for name in ("batch_size", "steps", "eval_batches"):
             _count(name, getattr(self, name), 1)
-        for name in ("eval_interval", "checkpoint_interval"):
+        for name in ("eval_interval", "checkpoint_interval", "seed"):
             _count(name, getattr(self, name), 0)
+        for name in ("corpus", "out_dir", "cache_dir"):
+            v = getattr(self, name)
+            require(v is None and name != "corpus" or isinstance(v, str) and v.strip() and "\0" not in v,
+                    f"{name} must be a non-empty path or name, got {shown(v)}")
+        cost = self.cost()
+        require(cost["params"] <= MAX_PARAMS,
+                f"the model has {cost['params']:.3g} parameters, more than this trainer's limit {MAX_PARAMS:.0e} "
+                f"(weights, gradients and optimiser state would need {16 * cost['params'] / 1e9:,.0f} GB)")
+        require(cost["flops"] <= MAX_FLOPS,
+                f"the run needs about {cost['flops']:.2g} FLOPs ({cost['flops'] / 4e14 / 86400:,.0f} days on one "
+                f"accelerator at 400 TFLOP/s), more than this trainer's limit {MAX_FLOPS:.0e}; "
+                "fewer --steps or a smaller shape")
         data_lib.check_corpus(self.corpus)
         return self
 
+    def cost(self) -> dict:
+        """``params`` (embeddings included) and ``flops``, the run's total training FLOPs: 6 per
+        parameter and token (forward and backward) plus attention's 12 L N d_x per token."""
+        m = self.model
+        params = sizes.budget(m.depth, m.width) + (m.vocab_size + m.seq_len) * m.width
+        tokens = self.steps * self.batch_size * m.seq_len
+        return {"params": params, "flops": tokens * (6 * params + 12 * m.depth * m.seq_len * m.width)}
+
 
 def _count(name: str, value, minimum: int) -> None:
-    require(isinstance(value, int) and not isinstance(value, bool) and value >= minimum,
-            f"{name} must be an integer of at least {minimum}, got {value!r}")
+    """InputError unless ``value`` is an integer from ``minimum`` to ``LIMITS[name]``."""
+    top = LIMITS.get(name)
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+    require(ok and (top is None or value <= top),
+            f"{name} must be an integer from {minimum} to {top:,}, got {shown(value)}" if top is not None else
+            f"{name} must be an integer of at least {minimum}, got {shown(value)}")
+
+
+def _finite(v) -> bool:
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an int past float64
+        return False
 
 
 _PART = {**{f.name: "model" for f in dataclasses.fields(ModelConfig)},

@@ -6,7 +6,11 @@
 2. :func:`init_distributed`: join a multi-host run when the environment asks for it;
 3. :func:`configure_cpu_devices`: on a CPU, one XLA device per core.
 
-``dwlib train``, ``dwlib sweep`` and the throughput benchmark call it first. Importing JAX
+``dwlib train``, ``dwlib sweep`` and the throughput benchmark call it first; it ends by starting
+JAX's backend (:func:`check_backend`), so that a ``JAX_PLATFORMS`` naming a backend this machine
+lacks is one line, not a traceback. :func:`validate_environment` checks the ``DWLIB_*`` variables
+(and ``JAX_PLATFORMS``' spelling) without starting anything; the command line calls it before any
+work, and every problem is an :class:`~dwlib.errors.InputError`. Importing JAX
 before it is harmless (measured: a (2, 128, 2) step made 0-6,000 page faults with JAX imported
 before or after the setting, against 20,600 with glibc's default); running a computation is not.
 """
@@ -15,10 +19,12 @@ from __future__ import annotations
 
 import ctypes
 import os
+import tempfile
+from pathlib import Path
 
 import jax
 
-from dwlib.errors import require
+from dwlib.errors import InputError, require
 
 try:
     from jax._src import xla_bridge
@@ -28,12 +34,87 @@ except ImportError:  # a JAX without this module: assume its backends may have s
 _M_TRIM_THRESHOLD, _M_MMAP_MAX, _M_ARENA_MAX = -1, -4, -8  # glibc's mallopt parameters (malloc.h)
 _host_memory_kept = None  # the outcome of the first configure_host_memory() call in this process
 
+MAX_CPU_DEVICES = 64  # DWLIB_CPU_DEVICES: one device per core; 100000 hangs XLA's start-up
+CHOICES = {"DWLIB_HOST_MEMORY": ("keep", "system"), "DWLIB_ATTENTION": ("auto", "dwlib"),
+           "DWLIB_DISTRIBUTED": ("0", "1")}
+PLATFORMS = ("cpu", "cuda", "gpu", "rocm", "tpu", "metal")  # the names JAX_PLATFORMS may list
+
+
+def validate_environment(environ=None) -> None:
+    """InputError (one line naming the variable) unless every ``DWLIB_*`` variable that is set
+    holds a value dwlib understands, ``JAX_PLATFORMS`` lists known backend names and
+    ``DWLIB_CACHE`` can be written. Starts nothing and writes nothing (whether a named backend
+    exists on this machine is :func:`check_backend`'s question)."""
+    env = os.environ if environ is None else environ
+    for name, allowed in CHOICES.items():
+        value = env.get(name)
+        require(value is None or value in allowed,
+                f"{name} must be one of {', '.join(allowed)} (or unset), got {value!r}")
+    n = env.get("DWLIB_CPU_DEVICES")
+    if n is not None:
+        require(n.strip().isdigit() and 1 <= int(n) <= MAX_CPU_DEVICES,
+                f"DWLIB_CPU_DEVICES must be an integer from 1 to {MAX_CPU_DEVICES}, got {n!r}")
+    platforms = env.get("JAX_PLATFORMS")
+    if platforms:
+        unknown = [p for p in platforms.split(",") if p.strip().lower() not in PLATFORMS]
+        require(not unknown, f"JAX_PLATFORMS names unknown backends {unknown} (known: {', '.join(PLATFORMS)})")
+    if env.get("DWLIB_CACHE"):
+        check_writable(env["DWLIB_CACHE"], "DWLIB_CACHE", directory=True)
+
+
+def check_environment(out=None, cache_dir=None, backend: bool = True) -> None:
+    """What a command checks before any work: :func:`validate_environment`, that its output and
+    cache directories (when given) can be written, and (``backend``) :func:`check_backend`.
+    (``train`` and ``sweep`` leave the backend to :func:`prepare_process`, which must run first.)"""
+    validate_environment()
+    for path, what in ((out, "--out"), (cache_dir, "--cache-dir")):
+        if path is not None:
+            check_writable(path, what, directory=True)
+    if backend:
+        check_backend()
+
+
+def check_writable(path, what: str, directory: bool = False) -> Path:
+    """``path`` as a Path, or InputError unless a file (``directory``: a directory) can be created
+    or written there: its nearest existing ancestor must be a directory that takes a file (tried
+    with a temporary file, removed at once; permission bits alone say nothing to root)."""
+    p = Path(path)
+    require(str(path) != "", f"{what} must not be empty")
+    if p.exists():
+        require(p.is_dir() if directory else not p.is_dir(),
+                f"{what} {str(p)!r} is {'not a directory' if directory else 'a directory'}")
+    parent = p if p.is_dir() else p.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    require(parent.is_dir(), f"{what} {str(p)!r} cannot be created: {str(parent)!r} is not a directory")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=".dwlib-probe-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        raise InputError(f"{what} {str(p)!r} cannot be written ({parent}: {err.strerror})") from None
+    return p
+
 
 def prepare_process() -> None:
-    """Host memory, distributed initialisation, CPU devices: in this order, before JAX runs."""
+    """Host memory, distributed initialisation, CPU devices: in this order, before JAX runs;
+    then start the backend (:func:`check_backend`). InputError on a bad environment."""
+    validate_environment()
     configure_host_memory()
     init_distributed()
     configure_cpu_devices()
+    check_backend()
+
+
+def check_backend() -> None:
+    """Start JAX's backend; InputError (one line) when ``JAX_PLATFORMS`` names one this machine
+    lacks or the backend cannot start."""
+    try:
+        jax.devices()
+    except (RuntimeError, AssertionError) as err:  # AssertionError: jax's cuda plugin without a GPU
+        detail = str(err).split(" (set JAX_PLATFORMS")[0].splitlines()[0] if str(err) else "no such device here"
+        raise InputError(f"JAX cannot start the backend (JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS', '')!r}): "
+                         f"{detail}") from None
 
 
 def configure_host_memory() -> bool:
@@ -90,9 +171,11 @@ def init_distributed() -> None:
     if os.environ.get("JAX_COORDINATOR_ADDRESS") or os.environ.get("DWLIB_DISTRIBUTED") == "1":
         try:
             jax.distributed.initialize()
-        except RuntimeError as err:  # already initialised
-            if "already" not in str(err):
-                raise
+        except (RuntimeError, ValueError) as err:
+            if "already" not in str(err):  # already initialised: fine
+                raise InputError(f"cannot join a multi-host run ({str(err).splitlines()[0]}): without a cluster "
+                                 "manager JAX can detect, set JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES and "
+                                 "JAX_PROCESS_ID, or unset DWLIB_DISTRIBUTED") from None
 
 
 def configure_cpu_devices() -> None:
@@ -109,6 +192,8 @@ def configure_cpu_devices() -> None:
             os.environ.get("JAX_NUM_CPU_DEVICES"):
         return
     n = os.environ.get("DWLIB_CPU_DEVICES")
+    require(n is None or (n.strip().isdigit() and 1 <= int(n) <= MAX_CPU_DEVICES),
+            f"DWLIB_CPU_DEVICES must be an integer from 1 to {MAX_CPU_DEVICES}, got {n!r}")
     if n is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         n = 1 << (min(cores, 8).bit_length() - 1)

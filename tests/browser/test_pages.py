@@ -4,7 +4,8 @@ Needs `make book` first (the Makefile's `browser` target does it). Chromium come
 Debian's package; Playwright's Python package drives it through `executable_path` and
 never downloads a browser. Every page is opened at a phone's width (390 px) and a desktop's
 (1280 px). Per page and width: it loads, raises no page error and logs no console error or
-warning, asks for nothing beyond localhost, every formula is typeset by MathJax, every Altair
+warning, asks for nothing beyond localhost, every formula is typeset by MathJax (no error, no
+display numbered twice), every Altair
 chart draws marks and fits its column (before and after its sliders move), every slider track
 (saved widget or chart binding) is usable and inside the column, the page never scrolls
 sideways, every saved widget renders, and moving any bound slider of any chart redraws it.
@@ -151,6 +152,10 @@ def test_page(server, browser, path, viewport):
               mathUntypeset: [...document.querySelectorAll('div.math, span.math')]
                  .filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 60)),
               mathErrors: document.querySelectorAll('mjx-merror').length,
+              // a display numbered twice: Sphinx's number beside a \\tag, or two tags
+              mathTwoNumbers: [...document.querySelectorAll('div.math')].filter(m =>
+                 m.querySelectorAll('span.eqno').length + m.querySelectorAll('mjx-assistive-mml mlabeledtr').length > 1)
+                 .map(m => m.textContent.slice(0, 60)),
               mathClipped: [...document.querySelectorAll('mjx-container[display=true]')].filter(m => {
                  const f = m.getBoundingClientRect(), box = m.parentElement.getBoundingClientRect();
                  const wider = f.left < box.left - 1 || f.right > box.right + 1;
@@ -177,6 +182,8 @@ def test_page(server, browser, path, viewport):
             failures.append(f"formulas not typeset: {info['mathUntypeset']}")
         if info["mathErrors"]:
             failures.append("MathJax reported errors")
+        if info["mathTwoNumbers"]:
+            failures.append(f"displays with two equation numbers: {info['mathTwoNumbers']}")
         if info["mathClipped"]:
             failures.append(f"display formulas wider than the text column: {info['mathClipped']}")
         if info["chartErrors"]:
