@@ -296,7 +296,8 @@ def _run_train(args) -> int:
         print_json({**result, "config": cfg.to_dict()})
     else:
         print(f"{result['status']}: {result['steps_done']} steps, eval loss {result['eval_loss']}, "
-              f"{result['tokens_per_s']} tokens/s; result in {out}/result.json")
+              f"{fmt.value(result['tokens_per_s']) if result['tokens_per_s'] else 'unmeasured'} tokens/s; "
+              f"result in {out}/result.json")
     return 0 if result["status"] == "completed" else 1
 
 

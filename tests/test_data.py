@@ -1,7 +1,11 @@
 """Corpora, tokenizer cache, split and windows of dwlib.train.data (no network, tiny corpora)."""
 
 import json
+import os
 import random
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -99,3 +103,83 @@ def test_folder_of_text_files(tmp_path, cache):
     corpus = data.load_corpus(str(folder), vocab_size=280)
     assert corpus.meta["documents"] == {"train": 1, "valid": 1}  # under 20 documents: the last 20th held out
     assert len(corpus.valid) > 0
+
+
+# --- the cache under failures (issue 21) ---------------------------------------------------------
+
+
+def test_a_full_disk_while_caching_is_an_oserror_and_leaves_nothing(tmp_path, cache, monkeypatch):
+    """Fault injection: the second token array's write fails with ENOSPC half-way. One OSError line
+    naming the cache (no SIGBUS: the arrays are written with ordinary writes), no file left behind,
+    and the next call builds the cache whole."""
+    path = str(write_corpus(tmp_path / "c.txt"))
+    real, calls = data._write_npy, []
+
+    def full_disk(f, arr):
+        calls.append(len(arr))
+        if len(calls) == 2:
+            f.write(b"\x93NUMPY partial")
+            raise OSError(28, "No space left on device")
+        return real(f, arr)
+
+    monkeypatch.setattr(data, "_write_npy", full_disk)
+    with pytest.raises(OSError) as err:
+        data.load_corpus(path, vocab_size=300)
+    assert err.value.errno == 28 and "tokenizer cache" in str(err.value) and "\n" not in str(err.value)
+    assert [p.name for p in cache.rglob("*") if p.is_file()] == []  # no array, tokenizer or temporary file
+    monkeypatch.setattr(data, "_write_npy", real)
+    assert data.load_corpus(path, vocab_size=300).meta["tokens"]["train"] > 0
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_fallocate"), reason="Linux")
+def test_a_really_full_disk_while_caching_is_an_oserror_not_sigbus(tmp_path):
+    """The cache on a 64 KB tmpfs (in a user namespace, where one can be mounted)."""
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode:
+        pytest.skip("no user namespaces here to mount a small tmpfs")
+    corpus, mount = write_corpus(tmp_path / "c.txt", documents=40, words=2000), tmp_path / "small"
+    mount.mkdir()
+    script = ("import os, sys; from dwlib.train import data\n"
+              "try: data.load_corpus(sys.argv[1], vocab_size=300, cache=sys.argv[2])\n"
+              "except OSError as err: print(err.errno, err)\n"
+              "print(sorted(str(p) for p in __import__('pathlib').Path(sys.argv[2]).rglob('*') if p.is_file()))")
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {mount} && "
+                           f"{sys.executable} -c \"$0\" {corpus} {mount}", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    first, files = proc.stdout.strip().splitlines()
+    assert first.startswith("28 ") and "tokenizer cache" in first, first
+    assert files == "[]"
+
+
+@pytest.mark.parametrize("damage", ["train.npy", "valid.npy", "meta.json", "tokenizer.json"])
+def test_a_corrupt_cache_is_rebuilt_with_one_line(tmp_path, cache, capsys, damage):
+    path = str(write_corpus(tmp_path / "c.txt"))
+    corpus = data.load_corpus(path, vocab_size=300)
+    train, fingerprint = np.array(corpus.train), corpus.meta["fingerprint"]
+    target = corpus.directory / damage
+    target.write_bytes(target.read_bytes()[:len(target.read_bytes()) // 2])  # torn
+    del corpus
+    capsys.readouterr()
+    again = data.load_corpus(path, vocab_size=300)
+    printed = capsys.readouterr().err.strip().splitlines()
+    assert len(printed) == 1 and "is corrupt" in printed[0] and "rebuilding" in printed[0], printed
+    np.testing.assert_array_equal(again.train, train)
+    assert again.meta["fingerprint"] == fingerprint  # the same tokenizer and tokens, rebuilt
+
+
+def test_fifos_and_binary_files_are_refused_and_stray_bytes_warned(tmp_path, cache, capsys):
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file"):  # refused at once, not read forever
+        data.load_corpus(str(fifo))
+    binary = tmp_path / "blob.txt"
+    binary.write_bytes(bytes(random.Random(0).randrange(256) for _ in range(20000)))
+    with pytest.raises(InputError, match="is not UTF-8 text"):
+        data.load_corpus(str(binary), vocab_size=300)
+    mostly = write_corpus(tmp_path / "mostly.txt")
+    mostly.write_bytes(mostly.read_bytes() + b"\n\nLatin-1 caf\xe9\n")
+    capsys.readouterr()
+    corpus = data.load_corpus(str(mostly), vocab_size=300)
+    printed = capsys.readouterr().err.strip().splitlines()
+    assert len(printed) == 1 and "1 of its" in printed[0] and "not UTF-8" in printed[0], printed
+    assert corpus.meta["documents"]["train"] == 39

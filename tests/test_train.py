@@ -47,7 +47,8 @@ def test_interrupted_and_resumed_training_equals_uninterrupted(corpus, tmp_path)
     assert metrics["parts"] == metrics["whole"]  # every loss, rate and evaluation, bit for bit
     timing = ("tokens_per_s", "seconds_this_session")
     assert {k: v for k, v in resumed.items() if k not in timing} == {k: v for k, v in whole.items() if k not in timing}
-    assert sorted(os.listdir(tmp_path / "parts")) == ["checkpoints", "config.json", "metrics.jsonl", "result.json"]
+    assert sorted(os.listdir(tmp_path / "parts")) == [".lock", "checkpoints", "config.json", "metrics.jsonl",
+                                                      "result.json"]
     assert train(parts, progress=False, verbose=False) == resumed  # finished: the stored summary
     with pytest.raises(InputError, match=r"different config \(lr\)"):
         train(parts.replace(lr=1e-3), progress=False, verbose=False)

@@ -4,31 +4,55 @@ Files in ``out_dir``:
 
 - ``config.json``: the flat :class:`~dwlib.train.config.TrainConfig` (written first);
 - ``metrics.jsonl``: the curve, one line per training step (``step``, ``loss``, ``lr``) and one
-  per evaluation (``step``, ``eval_loss``); the only copy of it;
-- ``checkpoints/``: orbax checkpoints of parameters, optimiser state and step;
-- ``result.json``: the run's summary, written when it ends (no curve: that is in metrics.jsonl).
+  per evaluation (``step``, ``eval_loss``); the only copy of it. Strict JSON: a non-finite value
+  is written as ``null`` with a flag, ``{"step": 7, "loss": null, "nonfinite": "nan", ...}``;
+- ``checkpoints/``: orbax checkpoints of parameters, optimiser state and step, with what the run
+  was computed from (seed, corpus fingerprint, devices);
+- ``result.json``: the run's summary, written when it ends (no curve: that is in metrics.jsonl);
+- ``.lock``: held by the process training the run (:func:`dwlib.store.exclusive`).
 
-A run killed and started again with the same directory restores the last checkpoint and cuts
-``metrics.jsonl`` back to it; the lines after it are computed again, identically.
+Crash consistency: the metrics a checkpoint covers are flushed and fsynced *before* the
+checkpoint is written, so a process killed at any moment leaves metrics that reach at least its
+newest checkpoint. A run started again restores the newest checkpoint whose metrics are whole
+(one loss per step from 1 on, an evaluation wherever the schedule has one) and that orbax can
+read, cuts ``metrics.jsonl`` back to it, and computes the rest again, identically. When it has
+to pass over a checkpoint (metrics short or torn, checkpoint unreadable) it deletes that
+checkpoint and says so in one line on stderr; with none usable it starts again from step 0 (the
+run is deterministic: only time is lost). A checkpoint computed from another corpus or on
+another number of devices is refused (:class:`~dwlib.errors.StateError`), never mixed in
+(checkpoints written before these were recorded are checked for the seed only).
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import io
 import json
+import logging
+import math
 import os
+import shutil
+import signal
+import sys
+import threading
 from pathlib import Path
 
 import jax
 import orbax.checkpoint as ocp
 
-from dwlib.errors import require
-from dwlib.store import write_json, write_lines
+from dwlib.errors import StateError, require
+from dwlib.store import write_lines, write_text
+
+NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
 def check_out_dir(out_dir: str | os.PathLike) -> Path:
     """The output directory as an absolute path; InputError unless it can be created and written.
     Nothing is created here."""
+    require(str(out_dir).strip() != "", "the output directory must be a non-empty path")
     path = Path(out_dir).expanduser().absolute()
+    require(not path.exists() or path.is_dir(), f"output directory {str(path)!r} exists and is not a directory")
     probe = path
     while not probe.exists():
         probe = probe.parent
@@ -38,81 +62,294 @@ def check_out_dir(out_dir: str | os.PathLike) -> Path:
 
 
 def read_json(path: Path) -> dict | None:
-    """A JSON file's content, or None when the file is absent."""
-    return json.loads(path.read_text()) if path.exists() else None
+    """A JSON object file's content, None when the file is absent; StateError (one line) when it is
+    not a JSON object."""
+    if not path.exists():
+        return None
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise StateError(f"{path} cannot be read ({type(err).__name__}: {_first_line(err)}): "
+                         "restore it, or delete the run directory to start again") from None
+    if not isinstance(obj, dict):
+        raise StateError(f"{path} holds a {type(obj).__name__}, not a JSON object: restore it, "
+                         "or delete the run directory to start again")
+    return obj
+
+
+def _first_line(err: BaseException) -> str:
+    return (str(err).strip().splitlines() or [""])[0][:200]
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics: strict JSON lines
+
+
+def metric_line(rec: dict) -> str:
+    """One record as a strict JSON line: a non-finite loss becomes null with a ``nonfinite`` flag."""
+    for name in ("loss", "eval_loss"):
+        if name in rec and not math.isfinite(rec[name]):
+            rec = {**rec, name: None, "nonfinite": str(rec[name])}  # 'nan', 'inf' or '-inf'
+    return json.dumps(rec, allow_nan=False)
+
+
+def parse_metric(line: str) -> dict | None:
+    """A metrics line as a record (non-finite values restored as floats), or None if it is not one."""
+    try:
+        rec = json.loads(line, parse_constant=lambda name: NONFINITE.get(name.lower().replace("infinity", "inf")))
+    except ValueError:
+        return None
+    if not isinstance(rec, dict) or type(rec.get("step")) is not int or rec["step"] < 0:
+        return None
+    name = "loss" if "loss" in rec else "eval_loss" if "eval_loss" in rec else None
+    value = rec.get(name)
+    if value is None and rec.get("nonfinite") in NONFINITE:
+        rec[name] = NONFINITE[rec["nonfinite"]]
+    elif name is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    return rec
 
 
 def read_metrics(out_dir: str | os.PathLike) -> tuple[list[float], list[dict]]:
-    """``(train_losses, evals)`` of a run directory: the loss of each step in order, and the
-    evaluations as ``{"step", "eval_loss"}``."""
+    """``(train_losses, evals)`` of a run directory: the loss of each step in order (a non-finite
+    one as a float nan or inf), and the evaluations as ``{"step", "eval_loss"}``. ValueError
+    naming the line when a line is not a metrics record."""
     losses, evals = [], []
-    for line in (Path(out_dir) / "metrics.jsonl").read_text().splitlines():
-        rec = json.loads(line)
-        if "loss" in rec:
-            losses.append(rec["loss"])
-        elif "eval_loss" in rec:
-            evals.append(rec)
+    for i, line in enumerate((Path(out_dir) / "metrics.jsonl").read_text(encoding="utf-8").splitlines()):
+        rec = parse_metric(line)
+        if rec is None:
+            raise ValueError(f"line {i + 1} of {Path(out_dir) / 'metrics.jsonl'} is not a metrics record")
+        (losses.append(rec["loss"]) if "loss" in rec else evals.append(rec))
     return losses, evals
 
 
-class RunDir:
-    """The files of one run as it trains (the lead process writes; on other hosts a no-op)."""
+def schedule(step: int, steps: int, eval_interval: int) -> list[tuple[str, int]]:
+    """The records a run writes up to ``step``, in order: ("eval", 0), ("loss", 1), ...; an
+    evaluation every ``eval_interval`` steps and at the last step (none with an interval of 0)."""
+    out = [("eval", 0)] if eval_interval else []
+    for k in range(1, step + 1):
+        out.append(("loss", k))
+        if eval_interval and (k % eval_interval == 0 or k == steps):
+            out.append(("eval", k))
+    return out
 
-    def __init__(self, path: Path, config: dict, lead: bool):
-        self.path, self.lead = path, lead
-        path.mkdir(parents=True, exist_ok=True)
+
+def metrics_gap(records: list, step: int, steps: int, eval_interval: int) -> str | None:
+    """Why ``records`` (parsed lines, None for an unreadable one) do not hold the curve up to
+    ``step`` exactly, or None when they do."""
+    want = schedule(step, steps, eval_interval)
+    for i, expected in enumerate(want):
+        if i >= len(records):
+            return f"ends after {len(records)} lines, short of step {step}"
+        rec = records[i]
+        if rec is None:
+            return f"line {i + 1} is not a metrics record"
+        got = ("loss" if "loss" in rec else "eval", rec["step"])
+        if got != expected:
+            return f"line {i + 1} holds the {got[0]} of step {got[1]} where the {expected[0]} of step " \
+                   f"{expected[1]} is due"
+        if not math.isfinite(rec.get("loss", rec.get("eval_loss"))):
+            return f"line {i + 1} holds a non-finite value"
+    if len(records) > len(want) and records[len(want)] is not None and records[len(want)]["step"] <= step:
+        return f"line {len(want) + 1} holds a second record of step {records[len(want)]['step']}"
+    return None
+
+
+def metrics_problem(out_dir: Path, step: int, steps: int, eval_interval: int) -> str | None:
+    """Why ``out_dir/metrics.jsonl`` does not hold the curve up to ``step`` exactly, or None."""
+    if not (out_dir / "metrics.jsonl").exists():
+        return "metrics.jsonl is missing"
+    gap = metrics_gap(_records(out_dir / "metrics.jsonl"), step, steps, eval_interval)
+    return None if gap is None else f"metrics.jsonl {gap}"
+
+
+def _records(path: Path) -> list:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    return [parse_metric(line) for line in text.splitlines()]
+
+
+# ---------------------------------------------------------------------------------------------
+# The run directory
+
+
+def _test_kill(point: str, step: int | None = None) -> None:
+    """Test-only: ``DWLIB_TEST_KILL=<point>:<step>`` SIGKILLs this process there ("during-checkpoint"
+    kills it a few milliseconds into the checkpoint's writing)."""
+    wanted = os.environ.get("DWLIB_TEST_KILL")
+    if wanted and wanted == f"{point}:{step}":
+        if point == "during-checkpoint":
+            delay = float(os.environ.get("DWLIB_TEST_KILL_DELAY", "0.005"))
+            threading.Timer(delay, os.kill, (os.getpid(), signal.SIGKILL)).start()
+        else:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def check_run_dir(path: Path) -> None:
+    """StateError unless ``path`` is absent, empty (a lone ``.lock`` aside) or a dwlib run (has
+    ``config.json``): a directory of other files is never taken over."""
+    if path.is_dir() and not (path / "config.json").exists():
+        others = sorted(p.name for p in path.iterdir() if p.name != ".lock")
+        if others:
+            raise StateError(f"output directory {str(path)!r} is not empty ({', '.join(others[:3])}"
+                             f"{', ...' if len(others) > 3 else ''}) and holds no dwlib run (no config.json): "
+                             "use a new or empty directory")
+
+
+@contextlib.contextmanager
+def _quiet_on_failure():
+    """Hold back what orbax and TensorStore print while a checkpoint is written (their threads log
+    a traceback per failed write: hundreds of lines on a full disk); pass it on when the block
+    succeeds, drop it when the block raises (the exception says what went wrong, in one line)."""
+    loggers = [logging.getLogger(name) for name in ("absl", "asyncio")]
+    held, real = io.StringIO(), sys.stderr
+    was = [lg.disabled for lg in loggers]
+    if sys.unraisablehook is not _drop_closed_loop:  # TensorStore's late callbacks after a failure
+        _drop_closed_loop.passed_on = sys.unraisablehook
+        sys.unraisablehook = _drop_closed_loop
+    sys.stderr = held
+    for lg in loggers:
+        lg.disabled = True
+    try:
+        yield
+    except BaseException:
+        gc.collect()  # futures that failed unobserved are reported (and dropped) now
+        was[1] = True  # and asyncio's report of those still referenced comes at exit: keep it off
+        raise
+    else:
+        real.write(held.getvalue())
+    finally:
+        sys.stderr = real
+        for lg, w in zip(loggers, was):
+            lg.disabled = w
+
+
+def _drop_closed_loop(unraisable) -> None:
+    """After a failed checkpoint read or write, TensorStore's callbacks may still fire into the
+    closed event loop of the failed call: drop those reports ("Event loop is closed"), pass on
+    any other (installed as ``sys.unraisablehook`` by the first checkpoint read or write)."""
+    if not (isinstance(unraisable.exc_value, RuntimeError) and str(unraisable.exc_value) == "Event loop is closed"):
+        _drop_closed_loop.passed_on(unraisable)
+
+
+class RunDir:
+    """The files of one run as it trains (the lead process writes; on other hosts a no-op).
+    Create it while holding the run's lock (:func:`dwlib.store.exclusive` on ``.lock``)."""
+
+    def __init__(self, path: Path, config: dict, lead: bool, data: dict):
+        """``data``: what the checkpoints must agree on to be resumed (seed, corpus fingerprint,
+        devices); it is stored with each checkpoint."""
+        self.path, self.lead, self.config, self.data = path, lead, config, data
         if lead:
-            write_json(path / "config.json", config)
+            write_text(path / "config.json", json.dumps(config, indent=2, allow_nan=False) + "\n")
         self.manager = ocp.CheckpointManager(path / "checkpoints", options=ocp.CheckpointManagerOptions(
-            max_to_keep=2, enable_async_checkpointing=False))
+            max_to_keep=2, enable_async_checkpointing=False, cleanup_tmp_directories=lead))
         self.metrics = None
 
-    def restore(self, state: dict, seed: int) -> tuple[dict, int]:
-        """``(state, step)`` from the last checkpoint, or the given state and step 0."""
-        last = self.manager.latest_step()
-        if last is None:
-            return state, 0
+    def restore(self, state: dict) -> tuple[dict, int, list[float], list[dict]]:
+        """``(state, step, train_losses, evals)`` from the newest usable checkpoint (or the given
+        state at step 0), with ``metrics.jsonl`` cut back to that step and opened for appending."""
+        records = _records(self.path / "metrics.jsonl")
+        steps, interval = self.config["steps"], self.config["eval_interval"]
+        notes, start = [], 0
+        for step in sorted(self.manager.all_steps(), reverse=True):
+            if (gap := metrics_gap(records, step, steps, interval)) is not None:
+                why = "is missing" if not (self.path / "metrics.jsonl").exists() else gap
+                notes.append(f"metrics.jsonl {why}, so the checkpoint at step {step} cannot be used")
+            elif (restored := self._read(step, state, notes)) is not None:
+                state, start = restored
+                break
+            self._drop(step)
+        if notes:
+            print(f"dwlib: run {self.path}: {'; '.join(notes)}; "
+                  f"{f'resuming from step {start}' if start else 'starting again from step 0'}",
+                  file=sys.stderr, flush=True)
+        kept = records[:len(schedule(start, steps, interval))] if start else []
+        if self.lead:
+            write_lines(self.path / "metrics.jsonl", [metric_line(rec) for rec in kept])
+            self.metrics = open(self.path / "metrics.jsonl", "a", encoding="utf-8")
+        return (state, start, [r["loss"] for r in kept if "loss" in r],
+                [{"step": r["step"], "eval_loss": r["eval_loss"]} for r in kept if "eval_loss" in r])
+
+    def _read(self, step: int, state: dict, notes: list) -> tuple[dict, int] | None:
+        """The checkpoint at ``step`` (None, with a note, when orbax cannot read it); StateError when
+        it was computed from other data."""
         abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, state)
-        restored = self.manager.restore(last, args=ocp.args.Composite(
-            state=ocp.args.StandardRestore(abstract), meta=ocp.args.JsonRestore()))
-        step = int(restored["meta"]["step"])
-        if restored["meta"]["data"] != {"seed": seed, "next_step": step}:
-            raise RuntimeError(f"checkpoint {last} in {str(self.path)!r} was written for other data "
-                               f"({restored['meta']['data']}); delete the run directory to start again")
+        try:
+            with _quiet_on_failure():
+                restored = self.manager.restore(step, args=ocp.args.Composite(
+                    state=ocp.args.StandardRestore(abstract), meta=ocp.args.JsonRestore()))
+            stored = dict(restored["meta"]["data"])
+            require(int(restored["meta"]["step"]) == step, "its step is not its name")
+        except Exception as err:  # orbax, TensorStore, JSON: a torn or overwritten file
+            notes.append(f"the checkpoint at step {step} cannot be read ({type(err).__name__}: "
+                         f"{_first_line(err)[:120]})")
+            return None
+        for name, value in self.data.items():
+            if name in stored and stored[name] != value and name != "next_step":
+                label = "corpus fingerprint" if name == "corpus" else name
+                raise StateError(f"the checkpoint at step {step} in {str(self.path)!r} was computed with "
+                                 f"{label} {stored[name]}, this run has {label} {value}: resuming would mix them "
+                                 f"({_HINTS.get(name, 'use another --out')})")
+        if stored.get("next_step", step) != step:
+            raise StateError(f"the checkpoint at step {step} in {str(self.path)!r} says it continues at "
+                             f"step {stored['next_step']}: delete the run directory to start again")
         return restored["state"], step
 
-    def keep_metrics_until(self, step: int) -> tuple[list[float], list[dict]]:
-        """Cut ``metrics.jsonl`` back to ``step`` (the checkpoint resumed from), open it for
-        appending, and return the curve kept: ``(train_losses, evals)``."""
-        lines, losses, evals = [], [], []
-        if step > 0 and (self.path / "metrics.jsonl").exists():
-            for line in (self.path / "metrics.jsonl").read_text().splitlines():
-                rec = json.loads(line)
-                if rec["step"] <= step:
-                    lines.append(line)
-                    (losses.append(rec["loss"]) if "loss" in rec else evals.append(rec))
+    def _drop(self, step: int) -> None:
+        """Delete an unusable checkpoint (a later save of that step must not find it in place)."""
         if self.lead:
-            write_lines(self.path / "metrics.jsonl", lines)
-            self.metrics = open(self.path / "metrics.jsonl", "a")
-        return losses, evals
+            shutil.rmtree(self.path / "checkpoints" / str(step), ignore_errors=True)
+        self.manager.reload()
 
     def log(self, rec: dict) -> None:
         if self.metrics is not None:
-            self.metrics.write(json.dumps(rec) + "\n")
+            if "loss" in rec:
+                _test_kill("loss", rec["step"])
+            self.metrics.write(metric_line(rec) + "\n")
 
-    def save(self, step: int, state: dict, seed: int) -> None:
-        """A checkpoint at ``step`` (once), with the metrics flushed up to it."""
-        if step not in (self.manager.all_steps() or []):
-            self.manager.save(step, args=ocp.args.Composite(
-                state=ocp.args.StandardSave(state),
-                meta=ocp.args.JsonSave({"step": step, "data": {"seed": seed, "next_step": step}})))
-            if self.metrics is not None:
-                self.metrics.flush()
+    def sync(self) -> None:
+        """Make the metrics written so far durable (flushed and fsynced)."""
+        if self.metrics is not None:
+            self.metrics.flush()
+            os.fsync(self.metrics.fileno())
+
+    def save(self, step: int, state: dict) -> None:
+        """A checkpoint at ``step`` (once), after the metrics up to it are durable. On a failure
+        (a full disk) the half-written checkpoint is removed and the error goes on."""
+        if step in (self.manager.all_steps() or []):
+            return
+        self.sync()
+        _test_kill("before-checkpoint", step)
+        _test_kill("during-checkpoint", step)
+        try:
+            with _quiet_on_failure():
+                self.manager.save(step, args=ocp.args.Composite(
+                    state=ocp.args.StandardSave(state),
+                    meta=ocp.args.JsonSave({"step": step, "data": {**self.data, "next_step": step}})))
+        except Exception as err:
+            if self.lead:
+                for tmp in (self.path / "checkpoints").glob(f"{step}.orbax-checkpoint-tmp*"):
+                    shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(err, OSError) or "No space left" not in str(err):
+                raise
+            raise OSError(28, f"no space left on device for the checkpoint at step {step} in {self.path}") from None
+        _test_kill("after-checkpoint", step)
 
     def close(self, result: dict | None = None) -> None:
-        """Close the metrics and checkpoints; write ``result.json`` when the run ended."""
+        """Close the metrics and checkpoints; write ``result.json`` (strict JSON) when the run ended."""
         if self.metrics is not None:
+            self.sync()
             self.metrics.close()
+            self.metrics = None
         if result is not None and self.lead:
-            write_json(self.path / "result.json", result)
+            _test_kill("before-result", result["steps_done"])
+            write_text(self.path / "result.json", json.dumps(result, indent=2, allow_nan=False) + "\n")
         self.manager.close()
+
+
+_HINTS = {"corpus": "was the corpus edited? restore it, or use another --out",
+          "devices": "run on the same devices (DWLIB_CPU_DEVICES on a CPU), or use another --out",
+          "seed": "use another --out"}

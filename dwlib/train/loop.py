@@ -6,28 +6,35 @@ The loop, in full::
         batch = train_batch(corpus.train, step, ...)     # a pure function of (seed, step)
         params, opt_state, loss = train_step(params, opt_state, batch)   # one jitted, donated step
         every eval_interval steps: held-out loss;  every checkpoint_interval: a checkpoint
+        (the metrics logged so far are made durable first)
 
 Because each batch depends only on (seed, step) and the checkpoint holds the parameters, the
 optimiser state and the step, a run killed and restarted with the same ``out_dir`` continues
-exactly as if it had not stopped. A NaN or infinite loss ends the run with ``status:
-"diverged"`` instead of an exception, so that a sweep goes on. The pieces: the process set-up
+exactly as if it had not stopped. The run directory is locked while a process trains it. A NaN
+or infinite loss (training or held-out) ends the run with ``status: "diverged"`` at that step
+instead of an exception, so that a sweep goes on. The pieces: the process set-up
 (:mod:`~dwlib.train.process`), the optimiser (:mod:`~dwlib.train.optim`), the sharded step
 (:mod:`~dwlib.train.step`) and the run's files (:mod:`~dwlib.train.checkpoint`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+import shutil
 import sys
 import time
+from pathlib import Path
 
 import jax
 import numpy as np
 from tqdm.auto import tqdm
 
+from dwlib.errors import StateError
+from dwlib.store import exclusive
 from dwlib.train import data as data_lib
-from dwlib.train.checkpoint import RunDir, check_out_dir, read_json
+from dwlib.train.checkpoint import RunDir, check_out_dir, check_run_dir, metrics_problem, read_json, read_metrics
 from dwlib.train.config import TrainConfig, check_same_run
 from dwlib.train.model import init_params, parameter_counts
 from dwlib.train.process import data_devices, prepare_process
@@ -53,41 +60,101 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
           stop_after: int | None = None) -> dict:
     """Train one model; return its summary (also written to ``out_dir/result.json``).
 
-    Resumes from the last checkpoint in ``out_dir`` when one exists (with the same config);
-    returns the stored summary when that run already finished. ``stop_after`` ends this call
-    after that many steps without a summary, as a kill would (for tests). The curve is in
-    ``out_dir/metrics.jsonl`` (:func:`dwlib.train.checkpoint.read_metrics`).
+    Resumes from the last checkpoint in ``out_dir`` when one exists (with the same config, corpus
+    and devices; :mod:`~dwlib.train.checkpoint` says how); returns the stored summary when that run
+    already finished. The run directory is locked for the whole call: a second process on it gets
+    a one-line :class:`~dwlib.errors.StateError`. ``stop_after`` ends this call after that many
+    steps without a summary, as a kill would (for tests). The curve is in ``out_dir/metrics.jsonl``
+    (:func:`dwlib.train.checkpoint.read_metrics`).
     """
     cfg = (TrainConfig.from_dict(config) if isinstance(config, dict) else config).validate()
     prepare_process()
     devices = data_devices(cfg.batch_size)
-    out = check_out_dir(cfg.out_dir) if cfg.out_dir else None
-    if out is not None and (stored := read_json(out / "config.json")) is not None:
-        check_same_run(stored, cfg, str(out))
-        if (done := read_json(out / "result.json")) is not None:
-            return done
+    out = check_out_dir(cfg.out_dir) if cfg.out_dir is not None else None
     lead = jax.process_index() == 0
-    corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, verbose=verbose and lead,
-                                  seq_len=cfg.model.seq_len)
-    data_lib.check_windows(corpus, cfg.model.seq_len)
-    # Everything is validated: from here on files may be created.
-    steps = make_steps(cfg.model, cfg.optim, cfg.steps, make_mesh(devices))
-    run_dir = RunDir(out, cfg.to_dict(), lead) if out is not None else None
-    state, prog = _start(cfg, steps, run_dir)
-    t0 = time.perf_counter()
-    state = _loop(cfg, steps, corpus, state, prog, run_dir, progress and lead, stop_after)
-    if stop_after is not None and prog.step < cfg.steps and prog.status == "completed":
+    with _claimed(out, lead):
+        if out is not None and (done := _finished(out, cfg)) is not None:
+            return done
+        corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, verbose=verbose and lead,
+                                      seq_len=cfg.model.seq_len)
+        data_lib.check_windows(corpus, cfg.model.seq_len)
+        # Everything is validated: from here on the run's files may be written.
+        steps = make_steps(cfg.model, cfg.optim, cfg.steps, make_mesh(devices))
+        data = {"seed": cfg.seed, "corpus": corpus.meta["fingerprint"],
+                "devices": f"{jax.default_backend()}:{len(devices)}"}
+        run_dir = RunDir(out, cfg.to_dict(), lead, data) if out is not None else None
+        state, prog = _start(cfg, steps, run_dir)
+        t0 = time.perf_counter()
+        state = _loop(cfg, steps, corpus, state, prog, run_dir, progress and lead, stop_after)
+        if stop_after is not None and prog.step < cfg.steps and prog.status == "completed":
+            if run_dir is not None:
+                run_dir.close()
+            return {"status": "stopped", "steps_done": prog.step}
+        if prog.status == "completed" and not cfg.eval_interval:
+            _evaluate_at(cfg, steps, corpus, state, prog, lambda rec: None)
+        result = _summary(cfg, prog, corpus, len(devices), time.perf_counter() - t0)
         if run_dir is not None:
-            run_dir.close()
-        return {"status": "stopped", "steps_done": prog.step}
-    if prog.status == "completed" and not cfg.eval_interval:
-        prog.evals.append({"step": prog.step, "eval_loss": _evaluate(cfg, steps, corpus, state["params"])})
-    result = _summary(cfg, prog, corpus, len(devices), time.perf_counter() - t0)
-    if run_dir is not None:
-        run_dir.close(result)
+            run_dir.close(result)
     if verbose and lead and not progress:
         print(f"{result['status']}: step {result['steps_done']}, eval loss {result['eval_loss']}", file=sys.stderr)
     return result
+
+
+@contextlib.contextmanager
+def _claimed(out: Path | None, lead: bool):
+    """Hold the run directory's lock (creating the directory) for the ``with`` block; remove the
+    directory again when this call created it and failed before writing its config."""
+    if out is None or not lead:
+        yield
+        return
+    check_run_dir(out)
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    with exclusive(out / ".lock", f"run directory {out}"):
+        try:
+            check_run_dir(out)
+            yield
+        except BaseException:
+            if created and not (out / "config.json").exists():
+                shutil.rmtree(out, ignore_errors=True)
+            raise
+
+
+def _finished(out: Path, cfg: TrainConfig) -> dict | None:
+    """The stored summary of a finished run in ``out``, or None. StateError or InputError (one
+    line) when ``out`` holds an unreadable config or another run's; a summary that does not agree
+    with the run's metrics is removed (the run is completed again from its checkpoints)."""
+    if (stored := read_json(out / "config.json")) is None:
+        return None
+    check_same_run(stored, cfg, str(out))
+    try:
+        done = read_json(out / "result.json")
+        why = None if done is None else _result_problem(done, out, cfg)
+    except StateError as err:
+        done, why = None, str(err).split(": restore it")[0]
+    if why is None:
+        return done
+    print(f"dwlib: run {out}: {why}; completing the run again from its checkpoints", file=sys.stderr, flush=True)
+    (out / "result.json").unlink()
+    return None
+
+
+def _result_problem(done: dict, out: Path, cfg: TrainConfig) -> str | None:
+    """Why a stored summary cannot be trusted (incomplete, or not what its metrics hold), or None."""
+    missing = [k for k in SUMMARY_KEYS if k not in done]
+    if missing:
+        return f"result.json lacks {', '.join(missing)}"
+    if done["status"] == "completed":
+        if not (isinstance(done["eval_loss"], float) and math.isfinite(done["eval_loss"])):
+            return "result.json has no final evaluation"
+        return metrics_problem(out, cfg.steps, cfg.steps, cfg.eval_interval)
+    if done["status"] == "diverged":
+        try:
+            ok = done["steps_done"] == done["diverged_step"] == len(read_metrics(out)[0])
+        except (OSError, ValueError) as err:
+            return f"its metrics cannot be read ({err})"
+        return None if ok else "result.json does not match metrics.jsonl"
+    return f"result.json has an unknown status {done['status']!r}"
 
 
 def _start(cfg: TrainConfig, steps: Steps, run_dir: RunDir | None) -> tuple[dict, Progress]:
@@ -95,15 +162,19 @@ def _start(cfg: TrainConfig, steps: Steps, run_dir: RunDir | None) -> tuple[dict
     params = steps.replicate(init_params(cfg.model, cfg.seed)[1])
     state, start, losses, evals = {"params": params, "opt_state": steps.init_opt(params)}, 0, [], []
     if run_dir is not None:
-        state, start = run_dir.restore(state, cfg.seed)
-        losses, evals = run_dir.keep_metrics_until(start)
+        state, start, losses, evals = run_dir.restore(state)
     return state, Progress(step=start, losses=losses, evals=evals)
 
 
-def _evaluate(cfg: TrainConfig, steps: Steps, corpus, params) -> float:
-    """The mean held-out loss over the fixed evaluation windows."""
+def _evaluate_at(cfg: TrainConfig, steps: Steps, corpus, state: dict, prog: Progress, log) -> None:
+    """The mean held-out loss over the fixed evaluation windows, recorded and logged; a
+    non-finite one ends the run as diverged."""
     windows = data_lib.eval_batches(corpus.valid, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)
-    return float(np.mean([float(steps.eval_step(params, steps.to_device(b))) for b in windows]))
+    value = float(np.mean([float(steps.eval_step(state["params"], steps.to_device(b))) for b in windows]))
+    prog.evals.append({"step": prog.step, "eval_loss": value})
+    log(prog.evals[-1])
+    if not math.isfinite(value):
+        prog.status, prog.diverged_step = "diverged", prog.step
 
 
 def _due(step: int, interval: int) -> bool:
@@ -116,13 +187,12 @@ def _loop(cfg, steps: Steps, corpus, state: dict, prog: Progress, run_dir: RunDi
     log on the way. Returns the final state; ``prog`` is updated in place."""
     log = run_dir.log if run_dir is not None else (lambda rec: None)
     if prog.step == 0 and cfg.eval_interval:
-        prog.evals.append({"step": 0, "eval_loss": _evaluate(cfg, steps, corpus, state["params"])})
-        log(prog.evals[-1])
+        _evaluate_at(cfg, steps, corpus, state, prog, log)
     start, end = prog.step, cfg.steps if stop_after is None else min(cfg.steps, prog.step + stop_after)
     bar = tqdm(total=cfg.steps, initial=start, disable=not bar_on, unit="step", dynamic_ncols=True,
                desc=f"L={cfg.model.depth} d={cfg.model.width}")
     t_chunk, pending = time.perf_counter(), []
-    while prog.step < end:
+    while prog.step < end and prog.status == "completed":
         batch = data_lib.train_batch(corpus.train, prog.step, cfg.batch_size, cfg.model.seq_len, cfg.seed)
         state["params"], state["opt_state"], loss = steps.train_step(state["params"], state["opt_state"],
                                                                      steps.to_device(batch))
@@ -136,10 +206,10 @@ def _loop(cfg, steps: Steps, corpus, state: dict, prog: Progress, run_dir: RunDi
         if prog.status == "diverged":
             break
         if _due(prog.step, cfg.eval_interval) or (prog.step == cfg.steps and cfg.eval_interval):
-            prog.evals.append({"step": prog.step, "eval_loss": _evaluate(cfg, steps, corpus, state["params"])})
-            log(prog.evals[-1])
-        if run_dir is not None and (_due(prog.step, cfg.checkpoint_interval) or prog.step == cfg.steps):
-            run_dir.save(prog.step, state, cfg.seed)
+            _evaluate_at(cfg, steps, corpus, state, prog, log)
+        if run_dir is not None and prog.status == "completed" and \
+                (_due(prog.step, cfg.checkpoint_interval) or prog.step == cfg.steps):
+            run_dir.save(prog.step, state)  # the metrics up to here are made durable first
         t_chunk = time.perf_counter()  # evaluation and checkpoints are not training time
     bar.close()
     return state
@@ -154,8 +224,8 @@ def _record_chunk(steps: Steps, prog: Progress, chunk: list, start: int, seconds
         prog.timed_steps, prog.timed_seconds = prog.timed_steps + len(chunk), prog.timed_seconds + seconds
     for i, value in enumerate(chunk):
         log({"step": first + i + 1, "loss": value, "lr": float(steps.schedule(first + i))})
-        if not math.isfinite(value):
-            prog.status, prog.diverged_step = "diverged", first + i + 1
+        if not math.isfinite(value):  # the run ends here: it saw the tokens of this step, no more
+            prog.status, prog.diverged_step, prog.step = "diverged", first + i + 1, first + i + 1
             break
         prog.losses.append(value)
     bar.update(len(chunk))
@@ -179,5 +249,9 @@ def _summary(cfg: TrainConfig, prog: Progress, corpus, n_devices: int, seconds: 
         if prog.timed_seconds else None,
         "seconds_this_session": round(seconds, 2),
         "devices": {"backend": jax.default_backend(), "count": n_devices, "processes": jax.process_count()},
-        "corpus": {"name": cfg.corpus, "tokens": corpus.meta["tokens"]},
+        "corpus": {"name": cfg.corpus, "tokens": corpus.meta["tokens"], "fingerprint": corpus.meta["fingerprint"]},
     }
+
+
+SUMMARY_KEYS = ("status", "diverged_step", "steps_done", "eval_loss", "train_loss", "parameters", "tokens_seen",
+                "tokens_per_s", "seconds_this_session", "devices", "corpus")
