@@ -339,10 +339,9 @@ def _run_sweep(args) -> int:
                          limit=args.limit, jobs=args.jobs or 1)
     if args.json:
         print_json(records)
-    done = sum(r["status"] == "completed" for r in records)
-    print(f"{done} of {len(records)} runs completed; runs in {out}/runs (publish for the book with "
-          f"scripts/publish_sweep.py {out})", file=sys.stderr)
-    return 0
+    print(f"{records.line()}; runs in {out}/runs (publish for the book with scripts/publish_sweep.py {out})",
+          file=sys.stderr)
+    return 1 if records.counts["failed"] else 0  # a run that failed twice: the sweep is not done
 
 
 def _print_plan(sweep, rows: list[dict], shard: tuple[int, int], as_json: bool) -> None:

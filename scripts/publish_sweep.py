@@ -15,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from dwlib.errors import InputError
 from dwlib.experiments.records import collect, to_lines
 from dwlib.store import packaged_path, write_lines
 
@@ -25,7 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", default=None, help="published name (default: the directory's name)")
     p.add_argument("--out", default=None, help="write here instead of dwlib/data/sweeps/<name>.jsonl")
     args = p.parse_args(argv)
-    records = collect(args.results)
+    try:
+        records = collect(args.results)
+    except InputError as err:  # a corrupt run (StateError) or a missing directory: one line
+        p.exit(2, f"{p.prog}: error: {err}\n")
     if not records:
         p.error(f"no finished runs under {args.results}/runs")
     name = args.name or Path(args.results).resolve().name

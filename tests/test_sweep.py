@@ -92,7 +92,7 @@ def test_shards_are_disjoint_and_cover_the_sweep():
 def test_a_killed_sweep_resumes_without_redoing_finished_runs(corpus, tmp_path):
     sweep, out = tiny_sweep(corpus), tmp_path / "out"
     first = sw.run(sweep, out, limit=1, progress=False)
-    assert [r["status"] for r in first] == ["completed"]
+    assert [r["status"] for r in first] == ["completed"] and first.counts["left"] == 3
     done_dir = out / "runs" / first[0]["key"]
     stamp = (done_dir / "result.json").stat().st_mtime_ns
     # Sharded continuation: two "machines" share the directory.
@@ -133,7 +133,9 @@ def test_cli_dry_run_lists_the_plan(capsys, tmp_path):
 def test_side_by_side_jobs_train_the_same_runs_as_one_process(corpus, tmp_path):
     sweep = tiny_sweep(corpus)
     one = {r["key"]: r for r in sw.run(sweep, tmp_path / "one", progress=False)}
-    two = {r["key"]: r for r in sw.run(sweep, tmp_path / "two", progress=False, jobs=2)}
+    side_by_side = sw.run(sweep, tmp_path / "two", progress=False, jobs=2)
+    assert side_by_side.counts["completed"] == 4  # the workers report each run's outcome
+    two = {r["key"]: r for r in side_by_side}
     assert one.keys() == two.keys() and len(one) == 4
     for key in one:
         # one XLA device per worker instead of this process's devices: the same run up to float sums

@@ -4,7 +4,10 @@ A sweep's results directory holds ``sweep.json`` and ``runs/<key>/`` for every r
 ``config.json``, ``metrics.jsonl``, ``result.json`` and ``sweep_meta.json``; see
 :mod:`dwlib.train.checkpoint`). :func:`collect` turns the finished runs into records: config,
 budget, tokens, final losses, the evaluation curve, the training curve thinned to about 100
-window means, wall time, hardware, git commit. Nothing here duplicates a run's data on disk;
+window means, wall time, hardware, git commit. A run whose files are torn, garbage or do not
+agree (a result without its evaluations, fewer losses than steps) has no record: :func:`record`
+raises StateError naming the run and the file, and a sweep sets that run aside
+(``<out>/set-aside/``) and trains it anew. Nothing here duplicates a run's data on disk;
 ``scripts/publish_sweep.py`` writes the records into the package (``dwlib/data/sweeps``) so
 that the book, also on Colab, reads them with :func:`stored_results`.
 """
@@ -12,25 +15,36 @@ that the book, also on Colab, reads them with :func:`stored_results`.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import Counter
 from pathlib import Path
 
 from dwlib import fmt
-from dwlib.errors import InputError, require
+from dwlib.errors import InputError, StateError, require
 from dwlib.experiments.presets import Sweep
 from dwlib.store import packaged_text
-from dwlib.train.checkpoint import read_json, read_metrics
+from dwlib.train.checkpoint import read_metrics
 
 UNRECORDED = ("out_dir", "cache_dir")  # config fields that say where a run was, not what it was
 
 
 def record(run_dir: Path) -> dict:
-    """The record of one finished run directory."""
+    """The record of one finished run directory.
+
+    Raises :class:`~dwlib.errors.StateError` (one line naming the run and the file) when the
+    run's files are absent, torn or garbage, or do not agree: a result without its evaluations,
+    a curve with more or fewer losses than the steps the result reports. A sweep sets such a run
+    aside; nothing here trusts a file it has not checked.
+    """
     run_dir = Path(run_dir)
-    result, cfg = read_json(run_dir / "result.json"), read_json(run_dir / "config.json")
-    meta = read_json(run_dir / "sweep_meta.json") or {}
-    losses, evals = read_metrics(run_dir)
+    result, cfg = _json(run_dir, "result.json"), _json(run_dir, "config.json")
+    meta = _json(run_dir, "sweep_meta.json", optional=True) or {}
+    try:
+        losses, evals = read_metrics(run_dir)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise _bad(run_dir, "metrics.jsonl", _why(e)) from None
+    _check_result(run_dir, result, cfg, losses, evals)
     return {
         "key": run_dir.name, "sweep": meta.get("sweep"), "status": result["status"],
         "depth": cfg["depth"], "width": cfg["width"], "heads": cfg["heads"], "seed": cfg["seed"],
@@ -45,6 +59,67 @@ def record(run_dir: Path) -> dict:
     }
 
 
+def _bad(run_dir: Path, name: str, why: str) -> StateError:
+    return StateError(f"run {run_dir.name}: {name} {why}")
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, FileNotFoundError):
+        return "is missing"
+    if isinstance(e, json.JSONDecodeError):
+        return f"is not JSON (line {e.lineno}: {e.msg})"
+    if isinstance(e, UnicodeDecodeError):
+        return "is not UTF-8 text"
+    if isinstance(e, KeyError):
+        return f"has a line without {e}"
+    return f"cannot be read ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+
+
+def _json(run_dir: Path, name: str, optional: bool = False) -> dict | None:
+    """A JSON object file of the run, or StateError; None for an absent optional one."""
+    path = run_dir / name
+    if optional and not path.exists():
+        return None
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise _bad(run_dir, name, _why(e)) from None
+    if not isinstance(obj, dict):
+        raise _bad(run_dir, name, f"holds a {type(obj).__name__}, not an object")
+    return obj
+
+
+_RESULT_FIELDS = ("status", "diverged_step", "steps_done", "eval_loss", "train_loss", "parameters",
+                  "tokens_seen", "tokens_per_s")
+_CONFIG_FIELDS = ("depth", "width", "heads", "seed", "steps", "eval_interval")
+
+
+def _check_result(run_dir: Path, result: dict, cfg: dict, losses: list, evals: list) -> None:
+    """StateError unless the result, the config and the curve are whole and agree."""
+    for name, obj, fields in (("result.json", result, _RESULT_FIELDS), ("config.json", cfg, _CONFIG_FIELDS)):
+        missing = [f for f in fields if f not in obj]
+        if missing:
+            raise _bad(run_dir, name, f"lacks {', '.join(missing)}")
+    if not isinstance(result["parameters"], dict) or "non_embedding" not in result["parameters"]:
+        raise _bad(run_dir, "result.json", "lacks parameters.non_embedding")
+    status, steps = result["status"], result["steps_done"]
+    if status == "completed":
+        if steps != cfg["steps"]:
+            raise _bad(run_dir, "result.json", f"reports {steps} steps of a {cfg['steps']}-step run as completed")
+        if result["eval_loss"] is None or (cfg["eval_interval"] and not evals):
+            raise _bad(run_dir, "result.json", "reports a completed run without evaluations")
+        if cfg["eval_interval"] and evals[-1]["step"] != steps:
+            raise _bad(run_dir, "metrics.jsonl", f"ends its evaluations at step {evals[-1]['step']}, not {steps}")
+    elif status == "diverged":
+        if result["diverged_step"] != steps:
+            raise _bad(run_dir, "result.json", f"reports divergence at step {result['diverged_step']} "
+                                               f"but {steps} steps done")
+    else:
+        raise _bad(run_dir, "result.json", f"has an unknown status {status!r}")
+    if len(losses) != steps:  # one loss per step (the diverged step's non-finite one included)
+        raise _bad(run_dir, "metrics.jsonl", f"holds {len(losses)} training losses for {steps} steps")
+
+
 def window(steps: int, points: int = 100) -> int:
     """Steps per window when ``steps`` per-step losses are thinned to about ``points``."""
     return max(1, steps // points)
@@ -55,11 +130,20 @@ def thin(losses: list, width: int | None = None) -> list:
     if not losses:
         return []
     w = width or window(len(losses))
-    return [[min(i + w, len(losses)), sum(losses[i:i + w]) / len(losses[i:i + w])] for i in range(0, len(losses), w)]
+    return [[min(i + w, len(losses)), _mean(losses[i:i + w])] for i in range(0, len(losses), w)]
+
+
+def _mean(values: list) -> float | None:
+    """The mean, or None (strict JSON) when a value is missing or not finite (a diverged step)."""
+    if any(v is None or not math.isfinite(v) for v in values):
+        return None
+    return sum(values) / len(values)
 
 
 def collect(out: str | os.PathLike) -> list[dict]:
-    """The records of every finished run under ``<out>/runs``, sorted by depth, width, seed."""
+    """The records of every finished run under ``<out>/runs``, sorted by depth, width, seed.
+    A run whose files are corrupt stops it with :class:`~dwlib.errors.StateError` naming the run
+    (running the sweep again sets such runs aside and trains them anew)."""
     runs = sorted(Path(out).glob("runs/*/result.json"))
     return sorted((record(p.parent) for p in runs), key=lambda r: (r["depth"], r["width"], r["seed"]))
 
