@@ -83,3 +83,50 @@ def counting(depths=(1, 2, 3, 4), positions=(2, 3)):
                "count_big": int(counts.loc[(4, 2), "network output = number of terms"]),
                "c4": analysed.summed_indices(4)}
     return counts, numbers
+
+
+PRIME = 2_147_483_647  # 2^31 - 1, the largest modulus dwlib.core.analysed accepts
+
+
+def _degree_in_t(values: list[int], modulus: int) -> int:
+    """Degree of the polynomial f with f(t) = values[t] (t = 0, 1, ...) over GF(p), by finite
+    differences: the highest order k whose k-th difference is not zero (-1 for f = 0). Needs
+    more values than the degree and p above the degree (then k! is invertible)."""
+    diffs, degree = [v % modulus for v in values], -1
+    for k in range(len(values)):
+        if any(diffs):
+            degree = k
+        diffs = [(b - a) % modulus for a, b in zip(diffs, diffs[1:])]
+    return degree
+
+
+def degrees(depths=(1, 2, 3), n_positions: int = 3, width: int = 4, heads: int = 2, seed: int = 0):
+    """(table, glue values): the degree of one output entry y_1^{i} (i = 1) of the analysed
+    network as a polynomial in t when t scales all inputs, only x^i, or only the input x^k at
+    one other position k, measured over GF(2^31 - 1) by finite differences of the network's
+    outputs at t = 0, 1, ..., 3^L + 1 (random integer weights and inputs; exact mod p).
+
+    Each term g^L of eq. (4) multiplies 3^L input entries: one from x^i and two from each of
+    the C summed vectors, so the total degree is 1 + 2C = 3^L, the degree in x^i alone is 3^L
+    (the term with every summed index at i) and in any other x^k alone 2C = 3^L - 1 (every
+    summed index at k). The table checks all three on the network itself."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    with jax.enable_x64(True):
+        for depth in depths:
+            theta = [{k: jnp.asarray(rng.integers(0, PRIME, size=v.shape), jnp.int64) for k, v in layer.items()}
+                     for layer in analysed.constant_params(depth, width, heads)]
+            x = rng.integers(0, PRIME, size=(n_positions, width), dtype=np.int64)
+            ts = np.arange(3 ** depth + 2)
+            row = {"depth L": depth, "3^L": 3 ** depth, "2C = 3^L - 1": 3 ** depth - 1}
+            for name, scaled in (("degree in all inputs", slice(None)), ("degree in x^i alone", [0]),
+                                 ("degree in x^k alone (k != i)", [1])):
+                batch = np.repeat(x[None], len(ts), axis=0)  # int64: t x < 2^31 * 30, no overflow
+                batch[:, scaled, :] = batch[:, scaled, :] * ts[:, None, None] % PRIME
+                y = analysed.forward(theta, jnp.asarray(batch), modulus=PRIME)
+                row[name] = _degree_in_t([int(v) for v in y[:, 0, 0]], PRIME)
+            rows.append(row)
+    table = pd.DataFrame(rows).set_index("depth L")
+    agree = ((table["degree in all inputs"] == table["3^L"]).all() and (table["degree in x^i alone"] == table["3^L"]).all()
+             and (table["degree in x^k alone (k != i)"] == table["2C = 3^L - 1"]).all())
+    return table, {"deg_agree": "agree" if agree else "do not all agree"}

@@ -12,35 +12,71 @@ from dwlib.core import bounds
 W, H, L = 1000, 16, 6  # the paper's example for Corollary 1 (section 4.1)
 DEEP = {(1024, 16, 24): "BERT-large shape", (1600, 25, 48): "GPT-2 XL shape", (12288, 96, 96): "GPT-3 175B shape"}
 CONSTANTS = (0.05, 0.2, 1.0)
+# The shallow side of eq. (7) under each reading of dwlib.core.bounds.corollary1_readings, as the
+# factor by which it multiplies the printed (3^Ls - 1)/2 log3(d_s + H) at shallow depth Ls.
+SHALLOW_SIDE = {"natural_log_throughout": "ln", "shallow_3^L/2": "3^L/2"}
+SHALLOW_FACTOR = {"log3": lambda Ls: 1.0, "ln": lambda Ls: math.log(3.0), "3^L/2": lambda Ls: 3.0 ** Ls / (3.0 ** Ls - 1)}
 
 
 def corollary1_table(width: int = W, heads: int = H, depth: int = L) -> pd.DataFrame:
     """The width :func:`dwlib.core.bounds.corollary1_width` asks of each shallower depth (from 1
-    to depth - 2: one layer short of the deep network, every width already reaches the target)."""
+    to depth - 2: one layer short of the deep network, every width already reaches the target),
+    and whether that width puts the shallow network inside Theorem 1's regime (L_s < log3 d_s):
+    where it does not, eq. (7) does not bound the shallow network and the row means nothing."""
     rows = []
     for Ls in range(1, depth - 1):
         r = bounds.corollary1_width(width, heads, depth, Ls)
         rows.append({"shallow depth": Ls, "required width d_s": f"{r['width']:.3g}",
                      "log10 d_s": round(r["log10_width"], 3),
-                     "log10 of w = d_s / d_x": round(r["log10_width"] - math.log10(width), 3)})
+                     "log10 of w = d_s / d_x": round(r["log10_width"] - math.log10(width), 3),
+                     "eq. (7) applies to it (L_s < log3 d_s)": "yes" if r["shallow_in_theorem1"] else "no: row void"})
     return pd.DataFrame(rows).set_index("shallow depth")
 
 
+def paper_range(shallow: str = "log3"):
+    """(lo, hi): the deep targets that reproduce both of the paper's rounded Corollary-1 widths
+    through the shallow upper bound ``shallow``: "log3" (eq. 7 as printed), "ln" (natural log)
+    or "3^L/2" (coefficient 3^Ls/2); None if no single target reproduces both. Each is the
+    printed side times SHALLOW_FACTOR, applied to the per-depth ranges of
+    :func:`dwlib.core.bounds.corollary1_paper_targets` before they are intersected."""
+    per = bounds.corollary1_paper_targets(heads=H)["per_shallow_depth"]
+    ranges = [(lo * SHALLOW_FACTOR[shallow](Ls), hi * SHALLOW_FACTOR[shallow](Ls)) for Ls, (lo, hi) in per.items()]
+    lo, hi = max(r[0] for r in ranges), min(r[1] for r in ranges)
+    return (lo, hi) if lo < hi else None
+
+
+def implied_targets(shallow: str = "log3") -> list[float]:
+    """The deep targets the paper's two stated widths imply through the shallow side ``shallow``."""
+    paper = next(r for r in bounds.corollary1_readings(W, H, L, (2, 3)) if r["reading"] == "paper")
+    return [t * SHALLOW_FACTOR[shallow](Ls) for Ls, t in zip((2, 3), paper["implied_targets"])]
+
+
+def _range_text(shallow: str) -> str:
+    r = paper_range(shallow)
+    return f"{r[0]:.1f} to {r[1]:.1f}" if r else "none: the two widths disagree"
+
+
 def readings_table() -> pd.DataFrame:
-    """:func:`dwlib.core.bounds.corollary1_readings` for the paper's example, formatted, with
-    whether each reading's deep target lies in the range the paper's rounded widths allow."""
-    lo, hi = bounds.corollary1_paper_targets(heads=H)["both"]
+    """:func:`dwlib.core.bounds.corollary1_readings` for the paper's example, formatted, with the
+    range of deep targets that reproduce the paper's two rounded widths through each reading's
+    own shallow side, and whether the reading's deep target lies in it."""
     rows = []
     for r in bounds.corollary1_readings(W, H, L, (2, 3)):
         t = r["log3_sep_target"]
+        shallow = SHALLOW_SIDE.get(r["reading"], "log3")
+        rng = paper_range(shallow)
+        if t is None:
+            t_text = "; ".join(f"{' / '.join(f'{v:.2f}' for v in implied_targets(side))} ({side} shallow side)"
+                               for side in ("log3", "ln"))
         rows.append({
             "reading": r["reading"],
             "what changes": r["description"],
-            "deep target log3 sep": (f"{t:.2f}" if t is not None else
-                                     " / ".join(f"{v:.2f}" for v in r["implied_targets"]) + " (implied)"),
+            "deep target log3 sep": f"{t:.2f}" if t is not None else t_text,
             "d_s for L_s = 2": f"{r['width_Ls2']:.2g}",
             "d_s for L_s = 3": f"{r['width_Ls3']:.2g}",
-            "target within the paper's range": ("yes" if lo <= t <= hi else "no") if t is not None else "",
+            "paper's range, same shallow side": (_range_text(shallow) if t is not None else
+                                                 "; ".join(f"{_range_text(side)} ({side})" for side in ("log3", "ln"))),
+            "target within it": ("yes" if rng and rng[0] <= t <= rng[1] else "no") if t is not None else "",
         })
     return pd.DataFrame(rows).set_index("reading")
 
@@ -60,6 +96,35 @@ def corollary2_table() -> pd.DataFrame:
                          "shallow lower": f"{r['shallow_lower']:.3g}", "deep upper": f"{r['deep_upper']:.3g}",
                          "eq. (9) by the bounds": r["holds"], "smallest c": round(c_min, 4)})
     return pd.DataFrame(rows).set_index(["deep network", "constant c"])
+
+
+def _inside(target, rng) -> bool:
+    return target is not None and rng is not None and rng[0] <= target <= rng[1]
+
+
+def _base_numbers() -> dict:
+    """What the agreement of the paper's two widths does and does not test: the deep targets
+    they imply with a natural-log shallow side, and with the coefficient 3^Ls/2."""
+    ln_lo, ln_hi = paper_range("ln")
+    ln_impl, half_impl = implied_targets("ln"), implied_targets("3^L/2")
+    lnt = next(r for r in bounds.corollary1_readings(W, H, L, (2, 3)) if r["reading"] == "natural_log_throughout")
+    return {"c1_ln_impl2": ln_impl[0], "c1_ln_impl3": ln_impl[1], "c1_ln_lo": ln_lo, "c1_ln_hi": ln_hi,
+            "c1_half_impl2": half_impl[0], "c1_half_impl3": half_impl[1],
+            "c1_half_none": "no single target" if paper_range("3^L/2") is None else "a common target",
+            "c1_lnt_target": float(lnt["log3_sep_target"])}
+
+
+def _void_row_numbers() -> dict:
+    """The shallow depths whose required width leaves Theorem 1's regime (L_s >= log3 d_s), and
+    for the first of them: its width, log3 of it, and the eq.-(7) upper bound of the narrowest
+    network of that depth inside the regime (width 3^L_s + 1) against the deep target."""
+    void = [Ls for Ls in range(1, L - 1) if not bounds.corollary1_width(W, H, L, Ls)["shallow_in_theorem1"]]
+    Ls = void[0]
+    r = bounds.corollary1_width(W, H, L, Ls)
+    narrowest = 3 ** Ls + 1
+    return {"c1_void_depth": Ls, "c1_void_n": len(void), "c1_void_width": r["width"],
+            "c1_void_log3w": math.log(r["width"], 3), "c1_void_narrowest": narrowest,
+            "c1_void_upper": bounds.theorem1_upper(Ls, narrowest, H)}
 
 
 def numbers() -> dict:
@@ -84,9 +149,13 @@ def numbers() -> dict:
         "c1_ln_target": float(ln["log3_sep_target"]),
         "c1_ln_w2": float(ln["width_Ls2"]),
         "c1_ln_w3": float(ln["width_Ls3"]),
-        "c1_n_inside": sum(r["log3_sep_target"] is not None and lo <= r["log3_sep_target"] <= hi
-                           for r in readings.values()),
+        "c1_n_inside": sum(_inside(r["log3_sep_target"], paper_range(SHALLOW_SIDE.get(k, "log3")))
+                           for k, r in readings.items()),
+        "c1_n_readings": sum(r["log3_sep_target"] is not None for r in readings.values()),
         "c1_gap": (lo + hi) / 2 - target,
+        "c1_orders2": math.log10(bounds.PAPER_COROLLARY1["shallow"][2] / bounds.corollary1_width(W, H, L, 2)["width"]),
+        **_base_numbers(),
+        **_void_row_numbers(),
         "c2_cmin_bert": c_min,
         "c2_edge_depth": edge["shallow_depth"],
         "c2_edge_log10w": edge["log10_shallow_width"],

@@ -3,6 +3,8 @@ where published models sit on the regime map."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -11,6 +13,7 @@ from dwlib.experiments.catalogue import gpt3_table, load_models
 
 WIDTH, HEADS = 1024, 16      # the network whose bounds the chapter follows layer by layer
 ABOVE = (8, 12, 24)          # depths above its threshold (eq. 8)
+BELOW = 5                    # a depth below its threshold (eq. 7), one layer short of the last such depth
 PLACED = ("BERT-base", "BERT-large", "GPT-2 Small (124M)", "GPT-2 Medium (355M)", "GPT-2 Large (774M)",
           "GPT-2 XL (1.5B)", "T5-11B")
 
@@ -39,6 +42,23 @@ def placed_models() -> pd.DataFrame:
     return placed
 
 
+def width_for_one_layer(bound, depth: int, width: float = WIDTH, heads: int = HEADS) -> float:
+    """The width at which the depth-``depth`` network's ``bound`` (a function of depth, width,
+    heads from :mod:`dwlib.core.bounds`) equals that of the depth-(depth + 1) network of width
+    ``width``: what one added layer is worth in width, by that bound. Bisection on log3(width)
+    (the bounds increase with the width in the ranges used here; checked by the bracket)."""
+    target = bound(depth + 1, width, heads)
+    lo, hi = math.log(width, 3), math.log(width, 3) + 1
+    if bound(depth, width, heads) > target:
+        raise ValueError(f"depth {depth} at width {width} already exceeds depth {depth + 1}'s bound")
+    while bound(depth, 3.0 ** hi, heads) < target:
+        lo, hi = hi, 2 * hi
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if bound(depth, 3.0 ** mid, heads) < target else (lo, mid)
+    return 3.0 ** hi
+
+
 def numbers() -> dict:
     """The numbers the chapter's prose quotes (glue name -> value)."""
     up7 = bounds.theorem1_upper(np.array([5, 6]), WIDTH, HEADS)
@@ -54,7 +74,47 @@ def numbers() -> dict:
         "tr_slope_up": float((up8[1] - up8[0]) / (L2[1] - L2[0])),
         "tr_lo24": float(lo8[2]),
         "tr_up24": float(up8[2]),
+        **one_layer_numbers(),
+        **cliff_numbers(),
         "tr_n_models": len(placed),
         "tr_n_above": int((placed["regime"] == "depth-inefficient").sum()),
         "tr_max_th": float(placed["threshold log3 d_x"].max()),
+    }
+
+
+def one_layer_numbers(depth: int = ABOVE[-1]) -> dict:
+    """What one added layer is worth in width at ``depth`` (above the threshold) and at
+    BELOW (below it), by :func:`width_for_one_layer`, and the leading-order value d_x / L."""
+    up = width_for_one_layer(bounds.theorem2_upper, depth) - WIDTH
+    lo = width_for_one_layer(bounds.theorem2_lower, depth) - WIDTH
+    return {
+        "tr_L": depth,
+        "tr_layer_lead": WIDTH / depth,
+        "tr_layer_pct": 100 / depth,
+        "tr_layer_up": up,
+        "tr_layer_lo": lo,
+        "tr_layer_up_pct": 100 * up / WIDTH,
+        "tr_layer_lo_pct": 100 * lo / WIDTH,
+        "tr_below_L": BELOW,
+        "tr_below_L1": BELOW + 1,
+        "tr_below_width": width_for_one_layer(bounds.theorem1_upper, BELOW),
+    }
+
+
+def cliff_numbers() -> dict:
+    """The upper bound on both sides of the threshold: eq. (7) at the last depth below it, eq. (8)
+    at the first depth above it, and each expression's limit at the threshold itself (where
+    3^L = d_x and neither theorem applies), from below for eq. (7) and from above for eq. (8)."""
+    th = bounds.depth_threshold(WIDTH)
+    below, above = math.floor(th), math.floor(th) + 1
+    eps = 1e-9
+    return {
+        "tr_cliff_below": below,
+        "tr_cliff_above": above,
+        "tr_cliff_up7": bounds.theorem1_upper(below, WIDTH, HEADS),
+        "tr_cliff_up8": bounds.theorem2_upper(above, WIDTH, HEADS),
+        "tr_cliff_lo7": bounds.theorem1_lower(below, WIDTH, HEADS),
+        "tr_cliff_lo8": bounds.theorem2_lower(above, WIDTH, HEADS),
+        "tr_th_up7": bounds.theorem1_upper(th - eps, WIDTH, HEADS),
+        "tr_th_up8": bounds.theorem2_upper(th + eps, WIDTH, HEADS),
     }

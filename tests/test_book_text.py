@@ -1,0 +1,123 @@
+"""The chapters' prose, checked from the notebooks' JSON (nothing is executed).
+
+- No leftover sentence from the book's drafting.
+- One equation-numbering scheme (stated in the introduction): the paper's equations carry the
+  paper's numbers as ``\\tag{n}``, the book's own referred-to displays a chapter letter
+  (``\\tag{G1}``), and Sphinx numbers nothing. Multi-line tagged displays are
+  ``\\begin{equation*} ... \\tag{n} \\end{equation*}``, which Sphinx passes to MathJax as
+  written (a ``$$`` display with line breaks is wrapped in ``split``, where MathJax refuses a
+  tag). A display that Sphinx numbers (a labelled ``$$ ... $$ (label)`` or an unstarred amsmath
+  environment such as ``\\begin{equation}``) would show a second number beside a tag, or a
+  number that collides with the paper's.
+- Every ``{glue:text}`name``` in a chapter's prose is glued by that chapter: its name is a
+  string in the chapter's code (dwlib/book/*.py or the notebook's code cells), and the
+  notebook's saved outputs hold it (so the saved notebook, re-executed by ``make execute``,
+  matches its prose).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+BOOK_CODE = sorted((ROOT / "dwlib" / "book").glob("*.py"))
+
+LEFTOVERS = ("as they are written", "Chapters appear in the table of contents")
+PAPER_TAGS = {str(n) for n in range(1, 10)}  # the paper numbers its equations (1) to (9)
+OWN_TAG = re.compile(r"[A-Z]\d+")            # the book's own: a chapter letter and a number
+TAG = re.compile(r"\\tag\*?\{([^}]*)\}")
+DISPLAY = re.compile(r"\$\$(.*?)\$\$([^\n]*)", re.S)
+NUMBERED_ENV = re.compile(r"\\begin\{(equation|align|alignat|gather|multline|flalign|eqnarray)\}")
+GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`([^`:<]+)")
+
+
+def _markdown(path: Path) -> list[str]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+
+
+def _code(path: Path) -> str:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+def _saved_glue(path: Path) -> set[str]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return {o["metadata"]["scrapbook"]["name"] for c in cells for o in c.get("outputs", [])
+            if "scrapbook" in o.get("metadata", {})}
+
+
+def _ids(paths):
+    return [p.stem for p in paths]
+
+
+def test_found_the_notebooks():
+    assert len(NOTEBOOKS) >= 9 and BOOK_CODE
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_no_leftover_sentences(path):
+    text = "\n".join(_markdown(path))
+    assert not [s for s in LEFTOVERS if s in text], f"{path.name}: leftover drafting sentence"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_no_display_numbered_by_sphinx(path):
+    """Sphinx numbers labelled $$ displays and unstarred amsmath environments: none may exist."""
+    for text in _markdown(path):
+        envs = NUMBERED_ENV.findall(text)
+        assert not envs, f"{path.name}: \\begin{{{envs[0]}}} is numbered by Sphinx; use \\begin{{{envs[0]}*}} ... \\tag{{n}}"
+        for body, after in DISPLAY.findall(text):
+            assert not after.strip().startswith("("), (
+                f"{path.name}: labelled display {after.strip()} is numbered by Sphinx; use a `(label)=` "
+                "target before it and \\tag{...} inside it")
+            assert len(TAG.findall(body)) <= 1, f"{path.name}: a display with two tags: {body.strip()[:60]}"
+            # Sphinx wraps a $$ display that breaks lines in \begin{split}, where MathJax refuses \tag
+            assert not (TAG.search(body) and "\\\\" in body), (
+                f"{path.name}: a multi-line $$ display with a \\tag (MathJax: tag not allowed in split); "
+                "write it as \\begin{equation*}...\\tag{n}\\end{equation*}")
+
+
+def test_tags_follow_the_scheme():
+    """Tags are the paper's numbers (1)-(9) or the book's own letter-and-number tags, and each
+    own tag is used once in the whole book (the paper's may be repeated: the same equation)."""
+    own = {}
+    for path in NOTEBOOKS:
+        for text in _markdown(path):
+            for tag in TAG.findall(text):
+                assert tag in PAPER_TAGS or OWN_TAG.fullmatch(tag), f"{path.name}: tag ({tag}) fits neither scheme"
+                if tag not in PAPER_TAGS:
+                    assert tag not in own, f"({tag}) is used in {own[tag]} and {path.name}"
+                    own[tag] = path.name
+
+
+def test_the_scheme_is_stated_in_the_introduction():
+    intro = "\n".join(_markdown(ROOT / "book" / "intro.ipynb"))
+    assert "carry the paper's numbers" in intro and "(G1)" in intro
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_glued_names_are_in_the_chapters_code(path):
+    """Static: every name the prose uses is a string in dwlib/book/*.py or the chapter's code."""
+    code = _code(path) + "\n".join(p.read_text(encoding="utf-8") for p in BOOK_CODE)
+    strings = set(re.findall(r"""(?<![\w])["']([A-Za-z_]\w*)["']""", code))
+    # names built by f-strings, e.g. f"gap_low_{key}": the fixed parts, anything between
+    patterns = [re.compile("".join(r"\w+" if part.startswith("{") else re.escape(part)
+                                   for part in re.split(r"(\{[^}]*\})", body)))
+                for body in re.findall(r"""\bf["']([A-Za-z_]\w*\{[^"']*)["']""", code)]
+    used = {n.strip() for text in _markdown(path) for n in GLUE_ROLE.findall(text)}
+    missing = sorted(n for n in used - strings if not any(p.fullmatch(n) for p in patterns))
+    assert not missing, f"{path.name}: prose uses glue names no code defines: {missing}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_glued_names_are_in_the_saved_outputs(path):
+    """The saved notebook glues every name its prose uses (re-execute it after changing either)."""
+    used = {n.strip() for text in _markdown(path) for n in GLUE_ROLE.findall(text)}
+    missing = sorted(used - _saved_glue(path))
+    assert not missing, f"{path.name}: not glued in the saved outputs (re-execute the notebook): {missing}"
