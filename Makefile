@@ -31,7 +31,8 @@ $(CHROMIUM):
 	@if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	 else echo "make: Chromium is missing: run 'sudo apt-get install chromium' (Debian) or set CHROMIUM=/path/to/chromium" >&2; exit 2; fi
 
-# Build the book, executing notebooks (cached by jupyter-cache): _build/html/index.html
+# Build the book from the notebooks' saved outputs (no execution: `make execute` refreshes them,
+# and `make nbval` proves them current): _build/html/index.html
 book: setup
 	$(VENV)/bin/jupyter-book build . --warningiserror --nitpick --keep-going
 
@@ -40,8 +41,10 @@ execute: setup
 	for nb in $(NOTEBOOKS); do $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.timeout=900 "$$nb"; done
 
+# Two workers (pytest-xdist), one test file each at a time: the suite is mostly XLA compiles
+# and subprocesses, which leave a core idle when run one after another.
 unit: setup
-	$(PY) -m pytest tests --ignore=tests/browser --ignore=tests/live
+	$(PY) -m pytest tests --ignore=tests/browser --ignore=tests/live -n 2 --dist loadfile --durations=15
 
 nbval: setup
 	$(PY) -m pytest --nbval $(NOTEBOOKS) --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider

@@ -49,10 +49,10 @@ def positive(text: str) -> int:
     return value
 
 
-def time_one_by_one(shape, runs: int, steps: int) -> float:
+def time_one_by_one(shape, runs: int, steps: int, seq: int = SEQ, batch: int = BATCH) -> float:
     """Seconds to train ``runs`` runs of ``steps`` steps one after another (one step compiled
     once and reused, as a sweep process does)."""
-    step = dwlib_step(*shape, seq=SEQ, batch_size=BATCH)
+    step = dwlib_step(*shape, seq=seq, batch_size=batch)
     step()  # compile
     t0 = time.perf_counter()
     for _ in range(runs * steps):
@@ -60,18 +60,18 @@ def time_one_by_one(shape, runs: int, steps: int) -> float:
     return time.perf_counter() - t0
 
 
-def time_together(shape, runs: int, chunk: int, steps: int) -> tuple[float, int]:
+def time_together(shape, runs: int, chunk: int, steps: int, seq: int = SEQ, batch: int = BATCH) -> tuple[float, int]:
     """Seconds to train ``runs`` runs of ``steps`` steps together, ``chunk`` steps per dispatch,
     and the number of devices the runs were split over."""
     depth, width, heads = shape
-    cfgs = [TrainConfig.from_dict(dict(depth=depth, width=width, heads=heads, vocab_size=VOCAB, seq_len=SEQ,
-                                       batch_size=BATCH, steps=1000, lr=1e-3 * (1 + r), seed=r, ops="fast",
+    cfgs = [TrainConfig.from_dict(dict(depth=depth, width=width, heads=heads, vocab_size=VOCAB, seq_len=seq,
+                                       batch_size=batch, steps=1000, lr=1e-3 * (1 + r), seed=r, ops="fast",
                                        eval_interval=0)) for r in range(runs)]
     group = make_group_steps(group_key(cfgs[0]), runs)
     state = init_group(cfgs)
     peaks = group.place(np.asarray([c.optim.lr for c in cfgs], np.float32))
     rng = np.random.default_rng(0)
-    batches = group.place(rng.integers(0, VOCAB, (chunk, runs, BATCH, SEQ + 1)).astype(np.int32), axis=1)
+    batches = group.place(rng.integers(0, VOCAB, (chunk, runs, batch, seq + 1)).astype(np.int32), axis=1)
     params, opt = state["params"], state["opt_state"]
     params, opt, losses = group.train_chunk(params, opt, batches, peaks)  # compile
     losses.block_until_ready()
@@ -88,17 +88,19 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=positive, default=4)
     p.add_argument("--chunk", type=positive, default=10, help="steps per dispatch of the group")
     p.add_argument("--steps", type=positive, default=20, help="timed steps per run (a multiple of --chunk)")
+    p.add_argument("--seq", type=positive, default=SEQ, help=f"tokens per sequence (default {SEQ})")
+    p.add_argument("--batch", type=positive, default=BATCH, help=f"sequences per step and run (default {BATCH})")
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     if a.steps % a.chunk:
         p.exit(2, f"{p.prog}: error: --steps ({a.steps}) must be a multiple of --chunk ({a.chunk})\n")
     prepare_process()
-    tokens = a.runs * a.steps * BATCH * SEQ
-    flops = tokens * flops_per_token(VOCAB, SEQ, a.shape[0], a.shape[1])
-    alone = time_one_by_one(a.shape, a.runs, a.steps)
-    together, split = time_together(a.shape, a.runs, a.chunk, a.steps)
+    tokens = a.runs * a.steps * a.batch * a.seq
+    flops = tokens * flops_per_token(VOCAB, a.seq, a.shape[0], a.shape[1])
+    alone = time_one_by_one(a.shape, a.runs, a.steps, a.seq, a.batch)
+    together, split = time_together(a.shape, a.runs, a.chunk, a.steps, a.seq, a.batch)
     row = {"backend": jax.default_backend(), "devices": jax.device_count(), "shape": list(a.shape),
-           "runs": a.runs, "run_devices": split, "chunk": a.chunk, "steps": a.steps, "batch": BATCH, "seq": SEQ,
+           "runs": a.runs, "run_devices": split, "chunk": a.chunk, "steps": a.steps, "batch": a.batch, "seq": a.seq,
            "one_by_one_tok_s": round(tokens / alone, 1), "together_tok_s": round(tokens / together, 1),
            "one_by_one_gflop_s": round(flops / alone / 1e9, 2), "together_gflop_s": round(flops / together / 1e9, 2),
            "together_over_one_by_one": round(alone / together, 3)}
@@ -106,7 +108,7 @@ def main(argv=None) -> int:
         print(json.dumps(row))
     else:
         print(f"{row['backend']} ({row['devices']} device(s)); shape (L, d, H) = {tuple(a.shape)}, {a.runs} runs x "
-              f"{a.steps} steps, batch {BATCH} x {SEQ} tokens, fast ops")
+              f"{a.steps} steps, batch {a.batch} x {a.seq} tokens, fast ops")
         print(f"one by one : {row['one_by_one_tok_s']:>10,.0f} tok/s  {row['one_by_one_gflop_s']:8.2f} GFLOP/s")
         print(f"together   : {row['together_tok_s']:>10,.0f} tok/s  {row['together_gflop_s']:8.2f} GFLOP/s  "
               f"(chunk {a.chunk})")

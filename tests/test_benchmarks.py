@@ -59,7 +59,7 @@ def test_torch_alone_without_a_reference_says_so(bench, capsys):
 
 def test_the_group_benchmark_times_both_ways_of_training_runs():
     out = subprocess.run([sys.executable, str(BENCH / "group_throughput.py"), "--shape", "1,32,2", "--runs", "2",
-                          "--chunk", "1", "--steps", "1", "--json"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+                          "--chunk", "1", "--steps", "1", "--seq", "32", "--batch", "4", "--json"], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     row = json.loads(out.stdout.strip().splitlines()[-1])
     assert row["runs"] == 2 and row["one_by_one_tok_s"] > 0 and row["together_tok_s"] > 0

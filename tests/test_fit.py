@@ -215,11 +215,11 @@ def test_verdict_heads():
     (lambda: g.practical_shape(1e9, head_size=-64), "head_size must be > 0"),
     (lambda: g.practical_shape(1e9, head_size=1.5), "head_size must be an integer"),
     (lambda: g.practical_shape(1e3), "below 12 * head_size^2 = 196608"),
-    (lambda: g.nearby_shapes(1e9, span=-1), "span must be a non-negative integer"),
+    (lambda: g.nearby_shapes(1e9, span=-1), "span must be an integer from 0 to 1000"),
     (lambda: g.optimal_curve((1e9, 1e6)), "budget_range must be increasing"),
     (lambda: g.optimal_curve((1e6, 1e9), 1), "points must be an integer >= 2"),
-    (lambda: g.Fit(5.0, 0.0), "depth_slope must be finite and > 0"),
-    (lambda: g.Fit(float("nan"), 0.05), "log_width_intercept must be finite"),
+    (lambda: g.Fit(5.0, 0.0), "depth_slope must be a number > 0"),
+    (lambda: g.Fit(float("nan"), 0.05), "log_width_intercept must be a number from -50"),
 ])
 def test_bad_input(call, message):
     with pytest.raises(InputError, match=re.escape(message)) as err:

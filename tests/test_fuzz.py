@@ -114,7 +114,8 @@ def stubbed(monkeypatch):
     monkeypatch.setattr(seprank_sweep, "timed_saturate", measure)
     monkeypatch.setattr(seprank_sweep, "sweep", lambda **kw: {"timing": {"sweep_seconds": 0, "largest": {}}})
     monkeypatch.setattr(loop, "train", train)
-    monkeypatch.setattr(sweeps, "run", lambda *a, **kw: calls.append(("sweep", a)) or [])
+    monkeypatch.setattr(sweeps, "run", lambda *a, **kw: calls.append(("sweep", a)) or sweeps.Outcome(
+        [], dict.fromkeys(sweeps.OUTCOMES, 0), 0, "sweep"))
     return calls
 
 

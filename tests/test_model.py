@@ -144,7 +144,7 @@ def test_parameter_counts_match_the_parameter_tree(depth, width, heads, tied):
 def test_config_defaults_and_checks():
     assert ModelConfig(width=128).heads == 2 and ModelConfig(width=48).heads == 3  # dwlib.core.sizes.default_heads
     assert ModelConfig().ops == "plain"
-    for kw, message in [(dict(width=30, heads=4), "not divisible by heads"), (dict(depth=0), "depth must be at least 1"),
+    for kw, message in [(dict(width=30, heads=4), "not divisible by heads"), (dict(depth=0), "depth must be an integer from 1 to 256"),
                         (dict(dtype="float16"), "dtype"), (dict(ops="cuda"), "ops must be one of plain, fast")]:
         with pytest.raises(InputError, match=message):
             ModelConfig(**kw)

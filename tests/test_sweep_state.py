@@ -173,7 +173,7 @@ def test_corrupt_runs_are_set_aside_and_trained_anew_while_the_sweep_goes_on(tra
     assert stable(again) == trained[3]  # trained anew from scratch: the same losses, bit for bit
     assert len(lines) == len(named)
     for key, name in named.items():
-        line = next(line for line in lines if key in line)
+        line = next(line for line in lines if f"run {key}:" in line)  # not a line naming it as the other run
         assert name in line and "set aside in" in line and "\n" not in line
         kept = out / "set-aside" / f"{key}-1"
         assert sorted(p.name for p in kept.iterdir()) == sorted(before[key] + ["set_aside.json"])  # nothing lost
