@@ -295,9 +295,9 @@ def _run_train(args) -> int:
     if args.json:
         print_json({**result, "config": cfg.to_dict()})
     else:
-        print(f"{result['status']}: {result['steps_done']} steps, eval loss {result['eval_loss']}, "
-              f"{fmt.value(result['tokens_per_s']) if result['tokens_per_s'] else 'unmeasured'} tokens/s; "
-              f"result in {out}/result.json")
+        loss, rate = result["eval_loss"], result["tokens_per_s"]
+        print(f"{result['status']}: {result['steps_done']} steps, eval loss {'none' if loss is None else loss}, "
+              f"{fmt.value(rate) if rate else 'unmeasured'} tokens/s; result in {out}/result.json")
     return 0 if result["status"] == "completed" else 1
 
 

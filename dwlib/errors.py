@@ -63,5 +63,6 @@ def environment_problem(err: OSError) -> str | None:
             return f"the working directory no longer exists ({where or 'cwd'}: {err.strerror})"
         return None
     if err.errno in ENVIRONMENT_ERRNOS:
-        return f"{where or 'a file'}: {err.strerror or os.strerror(err.errno)}"
+        reason = err.strerror or os.strerror(err.errno)
+        return f"{where}: {reason}" if where else reason
     return None

@@ -92,7 +92,8 @@ def check_writable(path, what: str, directory: bool = False) -> Path:
         os.close(fd)
         os.unlink(tmp)
     except OSError as err:
-        raise InputError(f"{what} {str(p)!r} cannot be written ({parent}: {err.strerror})") from None
+        raise InputError(f"{what} {str(p)!r} cannot be written: no file can be created in {str(parent)!r} "
+                         f"({err.strerror})") from None
     return p
 
 
