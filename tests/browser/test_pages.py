@@ -32,6 +32,17 @@ MIN_TRACK_PX = 80  # a slider's track narrower than this is hard to use on a tou
 # defaults, and ajv logs this warning when the script loads. The schema and ajv's options
 # are inside the vendored bundle; nothing the book writes causes it.
 HTML_MANAGER_NOTE = "strict mode: use allowUnionTypes to allow union type keyword"
+# What the page check below measures (a list, or a count) and what a non-empty value means.
+PAGE_PROBLEMS = {
+    "mathUntypeset": "formulas not typeset: {}",
+    "mathErrors": "MathJax reported errors",
+    "mathTwoNumbers": "displays with two equation numbers: {}",
+    "mathClipped": "display formulas wider than the text column: {}",
+    "chartErrors": "charts failed: {}",
+    "chartsEmpty": "charts drew nothing: {}",
+    "chartsUnfitted": "{} charts never fitted to their column",
+    "viewsUnrendered": "{} saved widget views did not render",
+}
 PAGES = sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
                if "_static" not in p.parts and "_sources" not in p.parts) if HTML.is_dir() else []
 
@@ -177,23 +188,7 @@ def test_page(server, browser, path, viewport):
                     '.widget-container, .jupyter-widgets, .widget-inline-hbox, .widget-html'))).length,
             })"""
         )
-        failures = []
-        if info["mathUntypeset"]:
-            failures.append(f"formulas not typeset: {info['mathUntypeset']}")
-        if info["mathErrors"]:
-            failures.append("MathJax reported errors")
-        if info["mathTwoNumbers"]:
-            failures.append(f"displays with two equation numbers: {info['mathTwoNumbers']}")
-        if info["mathClipped"]:
-            failures.append(f"display formulas wider than the text column: {info['mathClipped']}")
-        if info["chartErrors"]:
-            failures.append(f"charts failed: {info['chartErrors']}")
-        if info["chartsEmpty"]:
-            failures.append(f"charts drew nothing: {info['chartsEmpty']}")
-        if info["chartsUnfitted"]:
-            failures.append(f"{info['chartsUnfitted']} charts never fitted to their column")
-        if info["viewsUnrendered"]:
-            failures.append(f"{info['viewsUnrendered']} saved widget views did not render")
+        failures = [message.format(info[key]) for key, message in PAGE_PROBLEMS.items() if info[key]]
         failures += _layout_problems(page)
         still = _sliders_that_do_not_redraw(page)
         if still:
