@@ -43,22 +43,18 @@ import orbax.checkpoint as ocp
 
 from dwlib.errors import StateError, require
 from dwlib.store import write_lines, write_text
+from dwlib.train.process import check_writable
 
 NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
 def check_out_dir(out_dir: str | os.PathLike) -> Path:
-    """The output directory as an absolute path; InputError unless it can be created and written.
-    Nothing is created here."""
+    """The output directory as an absolute path; InputError unless it can be created and written
+    (:func:`dwlib.train.process.check_writable`: a probe file, removed at once). Nothing else is
+    created here."""
     require(str(out_dir).strip() != "", "the output directory must be a non-empty path")
     path = Path(out_dir).expanduser().absolute()
-    require(not path.exists() or path.is_dir(), f"output directory {str(path)!r} exists and is not a directory")
-    probe = path
-    while not probe.exists():
-        probe = probe.parent
-    require(probe.is_dir(), f"output directory {str(path)!r} cannot be created: {str(probe)!r} is not a directory")
-    require(os.access(probe, os.W_OK | os.X_OK), f"output directory {str(path)!r} is not writable")
-    return path
+    return check_writable(path, "output directory", directory=True)
 
 
 def read_json(path: Path) -> dict | None:
