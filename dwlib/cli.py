@@ -13,18 +13,17 @@ which ``dwlib bounds``, ``corollary1`` and ``advise`` do not need (0.4 s without
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import sys
-from dataclasses import asdict
 
 from dwlib import fmt
+from dwlib.cli_format import finite_or_none, print_advise_budget, print_cost, print_json, print_pack, print_plan
 from dwlib.core.bounds import (corollary1_width, depth_threshold, log3_to_log10, regime,
                                separation_rank_bounds)
 from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE, LOG_WIDTH_INTERCEPT, Fit,
                             nearby_shapes, parse_budget, practical_shape, verdict, width_for_depth)
 from dwlib.errors import InputError, environment_problem, require
+from dwlib.experiments import cost
 from dwlib.experiments.presets import PRESETS, get_preset
 from dwlib.train.config import TrainConfig
 
@@ -39,15 +38,9 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dwlib", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for add in (_add_env, _add_bounds, _add_seprank, _add_train, _add_sweep, _add_advise):
+    for add in (_add_env, _add_bounds, _add_seprank, _add_train, _add_sweep, _add_pack, _add_advise):
         add(sub)
     return parser
-
-
-def print_json(obj) -> None:
-    """Print ``obj`` as indented JSON (the ``--json`` output of every subcommand)."""
-    json.dump(obj, sys.stdout, indent=2, sort_keys=False)
-    sys.stdout.write("\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,15 +133,6 @@ def _add_bounds(sub) -> None:
     p.set_defaults(run=_run_corollary1)
 
 
-def _finite_or_none(obj):
-    """``obj`` with every non-finite float replaced by None (JSON has no inf or NaN)."""
-    if isinstance(obj, dict):
-        return {k: _finite_or_none(v) for k, v in obj.items()}
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
 def _run_bounds(args) -> int:
     b = separation_rank_bounds(args.depth, args.width, args.heads)
     out = {"depth": args.depth, "width": args.width, "heads": args.heads,
@@ -158,7 +142,7 @@ def _run_bounds(args) -> int:
            "log10_sep": {"lower": log3_to_log10(b["lower"]), "upper": log3_to_log10(b["upper"])},
            "note": fmt.heads_note(args.width, args.heads)}
     if args.json:
-        print_json(_finite_or_none(out))
+        print_json(finite_or_none(out))
         return 0
     eq = {1: "Theorem 1, eq. (7)", 2: "Theorem 2, eq. (8)"}.get(b["theorem"], "neither theorem applies")
     print(f"depth {args.depth}, width {args.width}, heads {args.heads}")
@@ -176,7 +160,7 @@ def _run_corollary1(args) -> int:
     out = {"width": args.width, "heads": args.heads, "depth": args.depth, "shallow_depth": args.shallow_depth,
            **{shallow.get(k, k): v for k, v in r.items()}, "note": fmt.heads_note(args.width, args.heads)}
     if args.json:
-        print_json(_finite_or_none(out))
+        print_json(finite_or_none(out))
         return 0
     print(f"deep network: depth {args.depth}, width {args.width}, heads {args.heads}; "
           f"eq. (7) lower bound log3 sep = {r['log3_sep_target']:.6g}")
@@ -301,6 +285,42 @@ def _run_train(args) -> int:
     return 0 if result["status"] == "completed" else 1
 
 
+# --- pack (owner: training) -----------------------------------------------------------------
+
+
+def _add_pack(sub) -> None:
+    p = sub.add_parser("pack", help="pack a tokenised corpus into one compressed file for a machine without network")
+    p.add_argument("--corpus", default="linux-doc", help="corpus name or path, as for train (default: linux-doc)")
+    p.add_argument("--vocab-size", type=_integer(257, 65535), default=1000)
+    p.add_argument("--splits", default="train", help="comma-separated token arrays to pack: train, valid, select")
+    p.add_argument("--validation-split", action="store_true",
+                   help="the three-way split (train, held-out valid, validation select) of the sweeps that choose rates")
+    p.add_argument("--out", required=True, help="the pack file to write (keep it out of git)")
+    p.add_argument("--max-mib", type=float, default=60.0,
+                   help="largest pack in MiB; a longer first split is cut to whole documents")
+    p.add_argument("--cache-dir", default=None, help="tokenizer cache (default: $DWLIB_CACHE or ~/.cache/dwlib)")
+    p.add_argument("--json", action="store_true", help="print the pack's header (without the tokenizer) as JSON")
+    p.set_defaults(run=_run_pack)
+
+
+def _run_pack(args) -> int:
+    from dwlib.train import process  # lazy: imports jax (1.2 s)
+    from dwlib.train.data import check_corpus, load_corpus  # lazy: imports tokenizers (0.4 s)
+    from dwlib.train.pack import pack_corpus  # lazy: only pack needs it
+    require(0 < args.max_mib < 4096, f"--max-mib must be above 0 and below 4096, got {args.max_mib}")
+    splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
+    known = ("train", "valid") + (("select",) if args.validation_split else ())
+    require(splits and all(s in known for s in splits), f"--splits must name some of {', '.join(known)}, "
+                                                        f"got {args.splits!r}")
+    check_corpus(args.corpus)
+    process.check_writable(args.out, "--out")  # before the minutes of tokenising, not after
+    corpus = load_corpus(args.corpus, vocab_size=args.vocab_size, cache=args.cache_dir, verbose=not args.json,
+                         validation_split=args.validation_split)
+    header = pack_corpus(corpus, args.out, splits=splits, max_bytes=int(args.max_mib * 2**20))
+    print_pack(header, args.out, args.json)
+    return 0
+
+
 # --- sweep (owner: training) ----------------------------------------------------------------
 
 
@@ -314,10 +334,15 @@ def _add_sweep(sub) -> None:
                         "are ignored by git, the rest is meant to be committed)")
     p.add_argument("--shard", default="0/1", help="i/n: this machine's share of the runs (default 0/1)")
     p.add_argument("--cache-dir", default=None, help="tokenizer cache (default: $DWLIB_CACHE or ~/.cache/dwlib)")
-    p.add_argument("--limit", type=_integer(0), default=None, help="train at most this many runs now")
+    p.add_argument("--limit", type=_integer(0), default=None,
+                   help="train at most this many runs now (groups of runs, for a preset trained by shape)")
     p.add_argument("--jobs", type=_integer(1, 256), default=None,
                    help="runs trained side by side, one process per CPU core (default 1; CPU only)")
     p.add_argument("--dry-run", action="store_true", help="list the runs and their state; train nothing")
+    p.add_argument("--cost", action="store_true", help="print the planned FLOPs and an estimated wall time; "
+                                                        "train nothing")
+    p.add_argument("--share", type=float, default=None, help="with --cost: the sweep-average rate assumed, as a "
+                                                             "share of the benchmark shape's 400 TFLOP/s (default 0.4)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--json", action="store_true", help="print the plan (--dry-run) or the records as JSON")
     p.set_defaults(run=_run_sweep)
@@ -327,12 +352,22 @@ def _run_sweep(args) -> int:
     from dwlib.experiments import sweep as sweeps  # lazy: imports jax, flax, optax, orbax (2.1 s)
     from dwlib.train import process  # lazy: imports jax (1.2 s)
     sweep = get_preset(args.preset)
+    if args.cost:
+        _refuse_unused(args, "with --cost (it trains nothing)", ("dry_run", "limit", "jobs", "no_progress"))
+        from dwlib.train.data import cached_meta  # lazy: imports tokenizers (0.4 s)
+        cfg = sweep.configs()[0]
+        meta = cached_meta(cfg.corpus, cfg.model.vocab_size, args.cache_dir, cfg.validation_split)
+        tokens = meta["tokens"]["train"] if meta else None
+        print_cost(cost.estimate(sweep, share=0.4 if args.share is None else args.share, train_tokens=tokens),
+                   args.json)
+        return 0
+    _refuse_unused(args, "without --cost", ("share",))
     shard = sweeps.parse_shard(args.shard)
     out = f"results/{sweep.name}" if args.out is None else args.out
     require(out.strip() != "", "--out must not be empty")
     if args.dry_run:
         _refuse_unused(args, "with --dry-run (it trains nothing)", ("limit", "jobs", "cache_dir", "no_progress"))
-        _print_plan(sweep, sweeps.plan(sweep, out, shard), shard, args.json)
+        print_plan(sweep, sweeps.plan(sweep, out, shard), shard, args.json)
         return 0
     process.check_environment(out=out, cache_dir=args.cache_dir, backend=False)
     records = sweeps.run(sweep, out, shard, cache_dir=args.cache_dir, progress=not args.no_progress,
@@ -342,25 +377,6 @@ def _run_sweep(args) -> int:
     print(f"{records.line()}; runs in {out}/runs (publish for the book with scripts/publish_sweep.py {out})",
           file=sys.stderr)
     return 1 if records.counts["failed"] else 0  # a run that failed twice: the sweep is not done
-
-
-def _print_plan(sweep, rows: list[dict], shard: tuple[int, int], as_json: bool) -> None:
-    if as_json:
-        print_json({"sweep": sweep.name, "description": sweep.description, "steps": sweep.steps(),
-                    "shard": list(shard), "runs": [
-                        {"key": r["key"], "state": r["state"], "depth": r["config"].model.depth,
-                         "width": r["config"].model.width, "heads": r["config"].model.heads,
-                         "seed": r["config"].seed, "lr": r["config"].optim.lr,
-                         "budget": r["point"].budget, "target_budget": r["point"].target_budget}
-                        for r in rows]})
-        return
-    print(f"sweep {sweep.name}: {sweep.description}; {sweep.steps()} steps a run; "
-          f"shard {shard[0]}/{shard[1]}: {len(rows)} runs")
-    print(f"{'key':<12} {'L':>3} {'d_x':>5} {'H':>3} {'seed':>4} {'lr':>8} {'budget':>10} {'target':>10}  state")
-    for r in rows:
-        m, pt = r["config"].model, r["point"]
-        print(f"{r['key']:<12} {m.depth:>3} {m.width:>5} {m.heads:>3} {r['config'].seed:>4} "
-              f"{r['config'].optim.lr:>8.2g} {pt.budget:>10,} {pt.target_budget:>10,.0f}  {r['state']}")
 
 
 # --- advise (owner: guidelines) -------------------------------------------------------------
@@ -398,8 +414,9 @@ def _run_advise(args) -> int:
         require(args.depth is None and args.width is None,
                 "give either a budget or --depth [--width], not both")
         _refuse_unused(args, "with a budget (it is for a verdict on --depth and --width)", ("tolerance",))
-        return _advise_budget(parse_budget(args.budget), head_size, 2 if args.span is None else args.span, fit,
-                              args.json)
+        N, span = parse_budget(args.budget), 2 if args.span is None else args.span
+        return print_advise_budget(N, head_size, practical_shape(N, head_size=head_size, fit=fit),
+                                   nearby_shapes(N, head_size=head_size, span=span, fit=fit), fit, args.json)
     _refuse_unused(args, "without a budget (it lists shapes near a budget's optimum)", ("span",))
     if args.depth is None:
         require(args.width is None, "--width needs --depth (a verdict is for a depth and a width)")
@@ -426,23 +443,4 @@ def _run_advise(args) -> int:
           f"(ratio {v['depth_ratio']:.2f}, {v['depth_difference']:+.1f} layers), "
           f"optimal width {v['optimal_width']:.0f} (width ratio {v['width_ratio']:.2f})")
     print(f"rule: {v['rule']}")
-    return 0
-
-
-def _advise_budget(N: float, head_size: int, span: int, fit: Fit, as_json: bool) -> int:
-    best = practical_shape(N, head_size=head_size, fit=fit)
-    near = nearby_shapes(N, head_size=head_size, span=span, fit=fit)
-    if as_json:
-        print_json({"budget": N, "fit": asdict(fit), "suggested": best, "nearby": near})
-        return 0
-    print(f"budget N = {fmt.count(N)} non-embedding parameters (12 L d^2)")
-    print(f"optimal (continuous): depth {best['optimal_depth']:.2f}, "
-          f"width {best['optimal_width']:.0f}")
-    print(f"suggested: depth {best['depth']}, width {best['width']} "
-          f"({fmt.heads(best['heads'], head_size)}), actual budget {fmt.count(best['budget'])}")
-    print("nearby practical shapes:")
-    print(f"  {'depth':>5} {'width':>7} {'heads':>5} {'budget':>8}  verdict")
-    for s in near:
-        print(f"  {s['depth']:>5} {s['width']:>7} {s['heads']:>5} {fmt.count(s['budget']):>8}"
-              f"  {s['verdict']}")
     return 0

@@ -66,3 +66,14 @@ def test_the_group_benchmark_times_both_ways_of_training_runs():
     bad = subprocess.run([sys.executable, str(BENCH / "group_throughput.py"), "--steps", "3", "--chunk", "2"],
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "multiple of --chunk" in bad.stderr
+
+
+@pytest.mark.slow  # two groups compiled, and one single run: about 15 s on 2 idle cores
+def test_the_group_benchmark_measures_a_presets_sweep_average_against_one_run():
+    out = subprocess.run([sys.executable, str(BENCH / "group_throughput.py"), "--preset", "mini-lr", "--runs", "2",
+                          "--chunk", "1", "--steps", "2", "--json"], capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    assert [g["shape"] for g in row["groups"]] == [[2, 88, 11], [8, 48, 6]] and row["runs_per_group"] == 2
+    assert row["single_run_shape"] == [8, 48, 6] and row["sweep_gflop_s"] > 0 and row["single_run_gflop_s"] > 0
+    assert row["sweep_over_single"] == pytest.approx(row["sweep_gflop_s"] / row["single_run_gflop_s"], rel=0.02)

@@ -67,6 +67,11 @@ CASES = [
     (("seprank", "--depth", "1", "--width", "2", "--heads", "1", "--out", "x.json"), "--out does nothing without"),
     (("seprank", "--sweep", "--depth", "3"), "--depth does nothing with --sweep"),
     (("seprank", "--sweep", "--out", "/proc/dwlib-test.json"), "cannot be written"),
+    (("pack", "--out", "x.dwpack", "--splits", "select"), "--splits must name some of train, valid, got"),
+    (("pack", "--out", "x.dwpack", "--max-mib", "0"), "--max-mib must be above 0"),
+    (("pack", "--out", "x.dwpack", "--corpus", "nope"), "unknown corpus 'nope'"),
+    (("pack", "--out", "/proc/dwlib-test.dwpack", "--corpus", "sotu"), "cannot be written"),
+    (("sweep", "--cost", "--dry-run"), "--dry-run does nothing with --cost"),
 ]
 
 

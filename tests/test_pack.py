@@ -168,3 +168,55 @@ def test_pack_corpus_from_a_tokenised_folder(tmp_path):
     whole = P.pack_corpus(corpus, tmp_path / "w.dwpack")["bytes"]  # the training split alone
     small = P.pack_corpus(corpus, tmp_path / "s.dwpack", max_bytes=whole - 1)  # max_bytes reaches pack
     assert small["prefix"] and small["bytes"] < whole
+
+
+def test_the_pack_command_packs_the_three_way_split(tmp_path, monkeypatch, capsys):
+    """`dwlib pack` packs the splits named, of the three-way split with --validation-split; the
+    pack holds exactly the cached token arrays."""
+    from dwlib import cli
+
+    monkeypatch.setenv("DWLIB_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for i in range(45):
+        (folder / f"d{i:02d}.txt").write_text(f"Document {i} says a few words. " * 10)
+    out = tmp_path / "c.dwpack"
+    argv = ["pack", "--corpus", str(folder), "--vocab-size", "300", "--out", str(out), "--validation-split",
+            "--splits", "train,valid,select"]
+    assert cli.main(argv + ["--json"]) == 0
+    header = json.loads(capsys.readouterr().out)
+    corpus = load_corpus(str(folder), vocab_size=300, validation_split=True)
+    arrays, _ = P.load_pack(out, expect={"corpus_key": corpus.meta["key"], "vocab_size": 300})
+    assert [a["name"] for a in header["arrays"]] == ["train", "valid", "select"] and "tokenizer_json" not in header
+    for name in ("train", "valid", "select"):
+        assert np.array_equal(arrays[name], getattr(corpus, name))
+    assert cli.main(["pack", "--corpus", str(folder), "--vocab-size", "300", "--out", str(tmp_path / "t.dwpack")]) == 0
+    assert capsys.readouterr().out.startswith(f"packed {corpus.meta['key']} (train ")
+
+
+def test_an_installed_pack_is_the_corpus_cache_on_a_machine_without_the_package(tmp_path, monkeypatch):
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for i in range(45):
+        (folder / f"d{i:02d}.txt").write_text(f"Document {i} says a few words. " * 10)
+    corpus = load_corpus(str(folder), vocab_size=300, cache=tmp_path / "here", validation_split=True)
+    splits = ("train", "valid", "select")
+    P.pack_corpus(corpus, tmp_path / "whole.dwpack", splits=splits)
+    installed = P.install_pack(tmp_path / "whole.dwpack", cache=tmp_path / "there")
+    again = load_corpus(str(folder), vocab_size=300, cache=tmp_path / "there", validation_split=True)
+    assert again.directory == installed and again.meta["fingerprint"] == corpus.meta["fingerprint"]
+    for name in splits:
+        assert np.array_equal(getattr(again, name), getattr(corpus, name))
+    # linux-doc on a machine without its Debian package: the one version installed from a pack.
+    monkeypatch.setenv("DWLIB_LINUX_DOC", str(tmp_path / "no-package"))
+    monkeypatch.setenv("DWLIB_CACHE", str(tmp_path / "gpu"))
+    tok = (corpus.directory / "tokenizer.json").read_text(encoding="utf-8")
+    meta = {"corpus": "linux-doc", "corpus_key": "linux-doc-6.1.999-1", "vocab_size": 300, "tokenizer_json": tok,
+            "tokenizer_sha256": P.tokenizer_sha256(corpus.directory / "tokenizer.json"), "validation_split": True}
+    P.pack({s: getattr(corpus, s) for s in splits}, tmp_path / "ld.dwpack", meta)
+    P.install_pack(tmp_path / "ld.dwpack")
+    ld = load_corpus("linux-doc", vocab_size=300, validation_split=True)
+    assert ld.meta["key"] == "linux-doc-6.1.999-1" and np.array_equal(ld.select, corpus.select)
+    # What a run could not use is refused: the training split alone, or a prefix of it.
+    P.pack_corpus(corpus, tmp_path / "train.dwpack")
+    _one_line_error(P.install_pack, tmp_path / "train.dwpack")

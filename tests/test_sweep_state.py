@@ -19,6 +19,7 @@ from dwlib.errors import InputError, StateError
 from dwlib.experiments import presets as ps
 from dwlib.experiments import records as rc
 from dwlib.experiments import sweep as sw
+from dwlib.experiments import sweep_state
 from dwlib.store import exclusive
 
 UNSTABLE = ("wall_seconds", "tokens_per_s", "hardware", "git_commit")  # what a repeat may change
@@ -109,7 +110,7 @@ def test_a_results_directory_belongs_to_one_sweep(trained, tmp_path, capsys):
 def test_two_sweeps_claiming_one_new_directory_at_once_one_is_refused(trained, tmp_path, monkeypatch):
     sweep, out = trained[0], tmp_path / "new"
     other = ps.Sweep(**{**sweep.__dict__, "name": "other"})
-    real, calls = sw.check_owner, []
+    real, calls = sweep_state.check_owner, []
 
     def late(sw_, where):  # `other` claims the directory just after this process looked
         calls.append(sw_.name)
@@ -118,7 +119,7 @@ def test_two_sweeps_claiming_one_new_directory_at_once_one_is_refused(trained, t
             return False
         return real(sw_, where)
 
-    monkeypatch.setattr(sw, "check_owner", late)
+    monkeypatch.setattr(sweep_state, "check_owner", late)
     with pytest.raises(StateError, match="belongs to sweep 'other'"):
         sw.claim(sweep, out)
     assert json.loads((out / "sweep.json").read_text())["name"] == "other"  # not overwritten

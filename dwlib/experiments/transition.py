@@ -37,14 +37,24 @@ def _finished(r: dict) -> bool:
     return r["status"] == "completed" and r["eval_loss"] is not None and math.isfinite(r["eval_loss"])
 
 
+def reported(records: list[dict]) -> list[dict]:
+    """The runs a comparison reads: in a sweep that chooses a rate per shape (records marked by
+    :func:`dwlib.experiments.selection.mark`), the runs at their shape's chosen rate only; else
+    all of them."""
+    if any("chosen" in r for r in records):
+        return [r for r in records if r.get("chosen")]
+    return records
+
+
 def loss_table(records: list[dict]) -> list[dict]:
     """One row per (depth, width): budget, per-seed final eval losses, their mean and std.
 
     Only completed runs count; a diverged run is listed in ``diverged`` and left out of the mean.
+    Of a sweep that chooses rates, only the runs at the chosen rates count (:func:`reported`).
     """
     groups, diverged = defaultdict(list), defaultdict(int)
     budgets = {}
-    for r in records:
+    for r in reported(records):
         key = (r["depth"], r["width"])
         budgets[key] = r["budget"]
         if _finished(r):
@@ -124,6 +134,7 @@ def paired_gaps(records: list[dict], shallow: int, deep: int) -> list[dict]:
     are rounded, so the two networks of a target can differ in size (the rule of
     :func:`transition` interpolates in the actual budget instead).
     """
+    records = reported(records)
     loss = {(r["depth"], r["target_budget"], r["seed"]): r["eval_loss"] for r in records if _finished(r)}
     actual = {(r["depth"], r["target_budget"]): r["budget"] for r in records}
     rows = []
@@ -187,13 +198,7 @@ def transition(records: list[dict], shallow: int, deep: int, n_boot: int = 1000,
     grid, gap = _gap_on_grid(xs_s, _means(ls_s), xs_d, _means(ls_d))
     require(grid is not None, f"depths {shallow} and {deep} cover no common budget range")
     status, log_b = _crossing(grid, gap)
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(n_boot):
-        _, g = _gap_on_grid(xs_s, _resampled_means(ls_s, rng), xs_d, _resampled_means(ls_d, rng))
-        st, lb = _crossing(grid, g)
-        if st == "crossing":
-            draws.append(lb)
+    draws = _crossing_draws(grid, xs_s, ls_s, xs_d, ls_d, n_boot, seed)
     q = np.exp(np.percentile(draws, [16, 50, 84])) if draws else [None] * 3
     return {"shallow": shallow, "deep": deep, "status": status,
             "budget": math.exp(log_b) if log_b is not None else None,
@@ -203,6 +208,44 @@ def transition(records: list[dict], shallow: int, deep: int, n_boot: int = 1000,
             "budget_p16": None if q[0] is None else float(q[0]),
             "budget_p50": None if q[1] is None else float(q[1]),
             "budget_p84": None if q[2] is None else float(q[2])}
+
+
+def _crossing_draws(grid, xs_s, ls_s, xs_d, ls_d, n_boot: int, seed: int) -> list[float]:
+    """The log crossing budgets of the bootstrap draws that cross (seeds resampled at every point)."""
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(n_boot):
+        _, g = _gap_on_grid(xs_s, _resampled_means(ls_s, rng), xs_d, _resampled_means(ls_d, rng))
+        st, lb = _crossing(grid, g)
+        if st == "crossing":
+            draws.append(lb)
+    return draws
+
+
+def transition_interval(records: list[dict], shallow: int, deep: int, level: float = 0.9,
+                        n_boot: int = 2000, seed: int = 0) -> dict:
+    """A bootstrap interval over seeds for the transition budget of (shallow, deep).
+
+    The seeds of every measured point are resampled with replacement (``n_boot`` draws from a
+    generator seeded by ``seed``: the same input gives the same interval), the rule of
+    :func:`transition` is applied to each draw, and ``low`` / ``high`` are the (1 - level) / 2
+    and (1 + level) / 2 quantiles of the crossing budgets of the draws that cross. Returns also
+    ``budget`` (on the seed means, None without a crossing), ``p_crossing`` (the share of draws
+    that cross: an interval from few crossing draws says little) and ``min_seeds`` (the fewest
+    seeds at a point: a point of one seed adds no spread, so its interval is too narrow).
+    """
+    require(0 < level < 1, f"level must be between 0 and 1, got {level!r}")
+    require(isinstance(n_boot, int) and n_boot >= 1, f"n_boot must be a positive integer, got {n_boot!r}")
+    xs_s, ls_s, xs_d, ls_d = _pair_curves(records, shallow, deep)
+    grid, gap = _gap_on_grid(xs_s, _means(ls_s), xs_d, _means(ls_d))
+    require(grid is not None, f"depths {shallow} and {deep} cover no common budget range")
+    status, log_b = _crossing(grid, gap)
+    draws = _crossing_draws(grid, xs_s, ls_s, xs_d, ls_d, n_boot, seed)
+    low, high = (np.exp(np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])) if draws else (None, None))
+    return {"shallow": shallow, "deep": deep, "status": status, "level": level,
+            "budget": math.exp(log_b) if log_b is not None else None,
+            "low": None if low is None else float(low), "high": None if high is None else float(high),
+            "p_crossing": len(draws) / n_boot, "min_seeds": int(min(x.size for x in ls_s + ls_d))}
 
 
 def gap_trend(records: list[dict], shallow: int, deep: int, n_boot: int = 1000, seed: int = 0) -> dict:

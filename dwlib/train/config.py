@@ -84,6 +84,9 @@ class OptimConfig:
 # Fields that do not change what a run computes: where it is written, how often it is saved,
 # and which implementation of the same model runs it (``ops``: plain or fast).
 NOT_KEYED = ("out_dir", "cache_dir", "checkpoint_interval", "ops")
+# Fields added after runs were stored: keyed only when not at their default, so that the stored
+# runs keep their keys.
+KEYED_UNLESS_DEFAULT = {"validation_split": False}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +101,10 @@ class TrainConfig:
     eval_batches: int = 8
     seed: int = 0
     corpus: str = "sotu"
+    # True: a third split, by document, for choices such as the learning rate (every 20th
+    # document + 1, :mod:`dwlib.train.corpora`), left out of training; the reported held-out
+    # split is the same either way. Keyed only when True (runs stored before it keep their keys).
+    validation_split: bool = False
     out_dir: str | None = None  # None: keep nothing on disk
     checkpoint_interval: int = 500  # 0: at the end only
     cache_dir: str | None = None  # tokenizer cache; None: $DWLIB_CACHE or ~/.cache/dwlib
@@ -127,6 +134,8 @@ class TrainConfig:
             _count(name, getattr(self, name), 1)
         for name in ("eval_interval", "checkpoint_interval", "seed"):
             _count(name, getattr(self, name), 0)
+        require(isinstance(self.validation_split, bool),
+                f"validation_split must be true or false, got {shown(self.validation_split)}")
         for name in ("corpus", "out_dir", "cache_dir"):
             v = getattr(self, name)
             require(v is None and name != "corpus" or isinstance(v, str) and v.strip() and "\0" not in v,
@@ -174,7 +183,8 @@ _PART = {**{f.name: "model" for f in dataclasses.fields(ModelConfig)},
 
 def result_fields(fields: dict) -> dict:
     """The flat fields that decide what a run computes."""
-    return {k: v for k, v in fields.items() if k not in NOT_KEYED}
+    return {k: v for k, v in fields.items()
+            if k not in NOT_KEYED and not (k in KEYED_UNLESS_DEFAULT and v == KEYED_UNLESS_DEFAULT[k])}
 
 
 def run_key(cfg: TrainConfig | dict) -> str:

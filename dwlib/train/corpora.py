@@ -49,6 +49,8 @@ Splits, by document (index ``i`` in sorted path order): ``i % 20 == 19`` is the 
 held-out (test) split, the same rule as :mod:`dwlib.train.data` (every 20th document);
 ``i % 20 == 0`` (the document after each held-out one, "every 20th + 1") is the validation
 split for choosing learning rates (issue 17, section 2); the rest is training data.
+:func:`dwlib.train.data.load_corpus` splits so with ``validation_split=True`` (any corpus of 40
+documents or more; a run's config field of the same name).
 
 Debian replaces ``linux-doc-6.1`` with each kernel point release (security updates), so the
 cache key and the pack header carry the installed version read from its changelog.

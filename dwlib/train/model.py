@@ -52,14 +52,19 @@ class LayerNorm(nnx.Module):
 
 
 class Block(nnx.Module):
-    """One pre-LayerNorm Transformer block: causal multi-head self-attention, then the MLP."""
+    """One pre-LayerNorm Transformer block: causal multi-head
+    self-attention, then the MLP."""
 
     def __init__(self, cfg: ModelConfig, rngs: nnx.Rngs):
         d, dtype = cfg.width, jnp.dtype(cfg.dtype)
         init = nnx.initializers.normal(0.02)
-        # GPT-2: residual projections scaled down by sqrt(2 L) so the residual stream stays O(1).
+        # GPT-2: residual projections scaled down by sqrt(2 L) so the
+        # residual stream stays O(1).
         out_init = nnx.initializers.normal(0.02 / math.sqrt(2 * cfg.depth))
-        linear = lambda i, o, k: nnx.Linear(i, o, kernel_init=k, dtype=dtype, rngs=rngs)  # noqa: E731
+
+        def linear(i, o, k):
+            return nnx.Linear(i, o, kernel_init=k, dtype=dtype, rngs=rngs)
+
         self.heads = cfg.heads
         self.ln1 = LayerNorm(d)
         self.qkv = linear(d, 3 * d, init)  # W^Q, W^K, W^V side by side
@@ -71,24 +76,34 @@ class Block(nnx.Module):
     def __call__(self, x):
         B, N, d = x.shape
         q, k, v = jnp.split(self.qkv(self.ln1(x)), 3, axis=-1)
-        split_heads = lambda t: t.reshape(B, N, self.heads, d // self.heads)  # noqa: E731
-        a = attend(split_heads(q), split_heads(k), split_heads(v), causal=True)  # (B, N, H, d / H)
+
+        def split_heads(t):  # (B, N, d) -> (B, N, H, d / H)
+            return t.reshape(B, N, self.heads, d // self.heads)
+
+        q, k, v = split_heads(q), split_heads(k), split_heads(v)
+        a = attend(q, k, v, causal=True)
         x = x + self.proj(a.reshape(B, N, d))
-        return x + self.out(jax.nn.gelu(self.fc(self.ln2(x)), approximate=False))
+        h = jax.nn.gelu(self.fc(self.ln2(x)), approximate=False)
+        return x + self.out(h)
 
 
 class Decoder(nnx.Module):
-    """Decoder-only language model: ``Decoder(cfg, rngs=nnx.Rngs(seed))(tokens) -> logits``."""
+    """Decoder-only language model:
+    ``Decoder(cfg, rngs=nnx.Rngs(seed))(tokens) -> logits``."""
 
     def __init__(self, cfg: ModelConfig, *, rngs: nnx.Rngs):
         self.cfg = cfg
         init = nnx.initializers.normal(0.02)
-        self.tok = nnx.Embed(cfg.vocab_size, cfg.width, embedding_init=init, rngs=rngs)
-        self.pos = nnx.Embed(cfg.seq_len, cfg.width, embedding_init=init, rngs=rngs)
+        self.tok = nnx.Embed(cfg.vocab_size, cfg.width, embedding_init=init,
+                             rngs=rngs)
+        self.pos = nnx.Embed(cfg.seq_len, cfg.width, embedding_init=init,
+                             rngs=rngs)
         self.blocks = nnx.List([Block(cfg, rngs) for _ in range(cfg.depth)])
         self.ln_f = LayerNorm(cfg.width)
         if not cfg.tied:
-            self.head = nnx.Linear(cfg.width, cfg.vocab_size, use_bias=False, kernel_init=init, rngs=rngs)
+            self.head = nnx.Linear(cfg.width, cfg.vocab_size,
+                                   use_bias=False, kernel_init=init,
+                                   rngs=rngs)
 
     def __call__(self, tokens):
         """Logits (B, N, V) in float32 for token ids (B, N)."""
@@ -97,11 +112,14 @@ class Decoder(nnx.Module):
         for block in self.blocks:
             x = block(x)
         h = self.ln_f(x)
-        return self.tok.attend(h) if self.cfg.tied else self.head(h)  # float32 weights: float32 logits
+        # float32 weights: float32 logits
+        return self.tok.attend(h) if self.cfg.tied else self.head(h)
 
     def loss(self, tokens, targets):
         """Mean next-token cross-entropy in nats."""
-        return optax.softmax_cross_entropy_with_integer_labels(self(tokens), targets).mean()
+        logits = self(tokens)
+        return optax.softmax_cross_entropy_with_integer_labels(
+            logits, targets).mean()
 
 
 def parameter_counts(cfg: ModelConfig) -> dict:

@@ -17,8 +17,9 @@ against single runs, and a resumed group bit for bit against an uninterrupted on
 What a group shares: the model's shape, the batch, the run length and the schedule's form
 (:func:`group_key`). The run axis is split over the devices (as many as divide the number of
 runs): on a CPU with one XLA device per core, each core trains its own runs with no
-communication at all; on one GPU, all runs share it. One process only (no multi-host groups). What it does not do yet: write run directories (the sweep's per-run files
-stay with :mod:`dwlib.train.loop`); :func:`train_group` returns the curves.
+communication at all; on one GPU, all runs share it. One process only (no multi-host groups).
+:func:`train_group` returns the curves; :mod:`dwlib.experiments.group_sweep` writes them into
+the sweep's run directories.
 """
 
 from __future__ import annotations
@@ -135,7 +136,8 @@ def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None 
 
     Returns ``(state, curves)``: the stacked state to continue from, and per run
     ``{"seed", "lr", "losses", "evals", "diverged_step"}`` for the steps trained in this call
-    (losses of every step; evaluations ``{"step", "eval_loss"}`` on the runs' schedule). A run
+    (losses of every step; evaluations ``{"step", "eval_loss"}`` on the runs' schedule, with
+    ``select_loss``, the loss on the validation split, when the runs' config has one). A run
     whose loss stops being finite is marked diverged at that step and its later losses are
     dropped; the others go on.
     """
@@ -146,7 +148,9 @@ def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None 
     end = cfg.steps if stop_at is None else min(stop_at, cfg.steps)
     if corpus is None:
         corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, verbose=False,
-                                      seq_len=cfg.model.seq_len)
+                                      seq_len=cfg.model.seq_len, validation_split=cfg.validation_split)
+    require(cfg.validation_split == (corpus.select is not None),
+            "the corpus given must have a validation split exactly when the runs' config asks for one")
     data_lib.check_windows(corpus, cfg.model.seq_len)
     steps = make_group_steps(group_key(cfg), len(cfgs))
     state = init_group(cfgs) if state is None else state
@@ -155,13 +159,18 @@ def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None 
     peaks = steps.place(np.asarray([c.optim.lr for c in cfgs], np.float32))
     params, opt_state = steps.place(state["params"]), steps.place(state["opt_state"])
     windows = data_lib.eval_batches(corpus.valid, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)
+    select = None if corpus.select is None else \
+        data_lib.eval_batches(corpus.select, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)
     curves = [{"seed": c.seed, "lr": c.optim.lr, "losses": [], "evals": [], "diverged_step": None} for c in cfgs]
     step = state["step"]
 
     def evaluate(at: int) -> None:
-        for curve, value in zip(curves, np.asarray(steps.eval_losses(params, windows))):
+        held_out = np.asarray(steps.eval_losses(params, windows))
+        chosen_on = np.asarray(steps.eval_losses(params, select)) if select is not None else [None] * len(curves)
+        for curve, value, on_select in zip(curves, held_out, chosen_on):
             if curve["diverged_step"] is None:
-                curve["evals"].append({"step": at, "eval_loss": float(value)})
+                curve["evals"].append({"step": at, "eval_loss": float(value)} |
+                                      ({} if on_select is None else {"select_loss": float(on_select)}))
 
     if step == 0 and cfg.eval_interval:
         evaluate(0)

@@ -21,13 +21,18 @@ document held out: 9,105,912 tokens) packs into 4,698,010 bytes (4.48 MiB) in 57
 0.9 s (0.98 s the first time through a cache folder, 0.005 s after), measured on this 2-core
 machine while other jobs ran on it (load average 8.5): expect these times halved on a quiet one.
 
+The three-way split (``dwlib pack --validation-split --splits train,valid,select``: 8,599,469 +
+421,520 + 507,662 tokens) packs into 4.70 MiB; installed as a cache (:func:`install_pack`) in
+5.9 s and then loaded in 0.07 s, on this machine under a load average of about 10 (2 cores).
+
 :func:`pack` writes the file atomically. When the arrays do not fit in ``max_bytes``, it packs
 the longest prefix of whole documents (cut after an end-of-text token) of the first array that
 fits, and says so in the header (``"prefix": true``, with the full count). :func:`load_pack`
 decompresses the payload once, streaming, straight into its arrays (in memory, or as ``.npy``
 memory maps in a cache folder, named by checksum, so a second load only maps them), checks every
 array's SHA-256, and compares the header with what the caller expects. A truncated, corrupt or
-mismatched pack is one line of :class:`~dwlib.errors.InputError`.
+mismatched pack is one line of :class:`~dwlib.errors.InputError`. :func:`install_pack` turns a
+pack of whole splits into the corpus's tokenizer cache on a machine without the corpus package.
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ from pathlib import Path
 import numpy as np
 
 from dwlib.errors import InputError, require
+from dwlib.store import write_text
+from dwlib.train import data as data_lib
 
 MAGIC = b"DWPACK1\n"
 FORMAT = 1
@@ -288,5 +295,49 @@ def pack_corpus(corpus, path: str | os.PathLike, splits: tuple[str, ...] = ("tra
             "vocab_size": corpus.vocab_size,
             "tokenizer_sha256": hashlib.sha256(tokenizer_json.encode("utf-8")).hexdigest(),
             "tokenizer_json": tokenizer_json, "held_out": corpus.meta.get("held_out"),
-            "fingerprint": corpus.meta.get("fingerprint"), "splits": list(splits)}
+            "fingerprint": corpus.meta.get("fingerprint"), "splits": list(splits),
+            "validation_split": corpus.select is not None}
     return pack({s: getattr(corpus, s) for s in splits}, path, meta, max_bytes=max_bytes)
+
+
+def install_pack(path: str | os.PathLike, cache: str | os.PathLike | None = None) -> Path:
+    """Make a pack the tokenizer cache of its corpus on this machine (one without the corpus
+    package or network), so that :func:`dwlib.train.data.load_corpus` reads it as if it had
+    tokenised the corpus here; return the cache folder.
+
+    The pack must hold the splits a run reads (train and valid, and select for a three-way
+    split) whole, not a prefix, and the tokenizer; the folder's fingerprint, computed from what
+    was written, must equal the one the pack records. ``meta.json`` is written last, as
+    :mod:`dwlib.train.data` does, so an interrupted install leaves no cache.
+    """
+    header = read_header(path)
+    three = bool(header.get("validation_split"))
+    need = ("train", "valid") + (("select",) if three else ())
+    names = [a["name"] for a in header["arrays"]]
+    require(all(n in names for n in need), f"pack {str(path)!r} holds {', '.join(names)}; a cache needs "
+                                           f"{', '.join(need)} (pack them with --splits {','.join(need)})")
+    require(not header.get("prefix"), f"pack {str(path)!r} holds a prefix of its training split, not a whole cache")
+    require(isinstance(header.get("tokenizer_json"), str), f"pack {str(path)!r} carries no tokenizer")
+    arrays, header = load_pack(path)
+    split_key = data_lib.SPLIT_KEY + (data_lib.SELECT_KEY if three else "")
+    folder = data_lib.cache_dir(cache) / header["corpus_key"] / f"{split_key}-v{header['vocab_size']}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "meta.json").unlink(missing_ok=True)
+    write_text(folder / "tokenizer.json", header["tokenizer_json"])
+    for name in need:
+        tmp = folder / f".{name}.npy.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            np.save(f, np.asarray(arrays[name], dtype=np.uint16))
+        os.replace(tmp, folder / f"{name}.npy")
+    fingerprint = data_lib.fingerprint(folder)
+    require(header.get("fingerprint") in (None, fingerprint),
+            f"pack {str(path)!r} does not rebuild the cache it was made from (fingerprint {fingerprint}, "
+            f"not {header.get('fingerprint')})")
+    meta = {"corpus": header["corpus"], "key": header["corpus_key"], "vocab_size": header["vocab_size"],
+            "held_out": header.get("held_out"), "tokens": {n: int(arrays[n].size) for n in need},
+            "fingerprint": fingerprint, "installed_from": {"pack": Path(path).name,
+                                                          "tokenizer_sha256": header["tokenizer_sha256"]}}
+    if three:
+        meta["validation"] = f"every {data_lib.HELD_OUT_EVERY}th document + 1"
+    write_text(folder / "meta.json", json.dumps(meta, indent=2))
+    return folder

@@ -1,0 +1,100 @@
+"""Output formatting of the dwlib command line: JSON, and the tables that are more than a line.
+
+Moved out of :mod:`dwlib.cli` unchanged (it parses arguments and calls the library; this prints
+what the library returns).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import asdict
+
+from dwlib import fmt
+from dwlib.experiments.cost import lines as cost_lines
+
+
+def print_json(obj) -> None:
+    """Print ``obj`` as indented JSON (the ``--json`` output of every subcommand)."""
+    json.dump(obj, sys.stdout, indent=2, sort_keys=False)
+    sys.stdout.write("\n")
+
+
+def finite_or_none(obj):
+    """``obj`` with every non-finite float replaced by None (JSON has no inf or NaN)."""
+    if isinstance(obj, dict):
+        return {k: finite_or_none(v) for k, v in obj.items()}
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def print_plan(sweep, rows: list[dict], shard: tuple[int, int], as_json: bool) -> None:
+    """The runs of a sweep's shard and their state (``dwlib sweep --dry-run``); ``narrow``: width
+    below 200. Steps per run differ by budget where the sweep sets tokens per budget."""
+    steps = sorted({r["config"].steps for r in rows}) or [sweep.steps()]
+    if as_json:
+        print_json({"sweep": sweep.name, "description": sweep.description, "steps": sweep.steps(),
+                    "shard": list(shard), "runs": [
+                        {"key": r["key"], "state": r["state"], "depth": r["config"].model.depth,
+                         "width": r["config"].model.width, "heads": r["config"].model.heads,
+                         "seed": r["config"].seed, "lr": r["config"].optim.lr, "steps": r["config"].steps,
+                         "budget": r["point"].budget, "target_budget": r["point"].target_budget,
+                         "narrow": r["point"].narrow}
+                        for r in rows]})
+        return
+    span = f"{steps[0]}" if len(steps) == 1 else f"{steps[0]}-{steps[-1]}"
+    print(f"sweep {sweep.name}: {sweep.description}; {span} steps a run; "
+          f"shard {shard[0]}/{shard[1]}: {len(rows)} runs")
+    print(f"{'key':<12} {'L':>3} {'d_x':>5} {'H':>3} {'seed':>4} {'lr':>8} {'steps':>7} {'budget':>10} "
+          f"{'target':>10}  state")
+    for r in rows:
+        m, pt = r["config"].model, r["point"]
+        print(f"{r['key']:<12} {m.depth:>3} {m.width:>5}{'*' if pt.narrow else ' '}{m.heads:>2} "
+              f"{r['config'].seed:>4} {r['config'].optim.lr:>8.2g} {r['config'].steps:>7} {pt.budget:>10,} "
+              f"{pt.target_budget:>10,.0f}  {r['state']}")
+    if any(r["point"].narrow for r in rows):
+        print("* narrower than 200 (flagged in the records)")
+    if sweep.select_seeds is not None:
+        later = len(sweep.points()[shard[0]::shard[1]]) * (len(sweep.seeds) - sweep.select_seeds) \
+            - sum(r["config"].seed not in sweep.grid_seeds() for r in rows)
+        if later:
+            print(f"and {later} runs of seeds {', '.join(map(str, sweep.seeds[sweep.select_seeds:]))} at the rate "
+                  "each shape chooses, listed once its grid has finished")
+
+
+def print_cost(est: dict, as_json: bool) -> None:
+    """A sweep's cost estimate (:func:`dwlib.experiments.cost.estimate`), as text or JSON."""
+    if as_json:
+        print_json(est)
+    else:
+        print("\n".join(cost_lines(est)))
+
+
+def print_pack(header: dict, out: str, as_json: bool) -> None:
+    """``dwlib pack``: the pack's header without the tokenizer (JSON), or one line."""
+    if as_json:
+        print_json({k: v for k, v in header.items() if k != "tokenizer_json"})
+        return
+    counts = ", ".join(f"{a['name']} {a['tokens']:,}" for a in header["arrays"])
+    cut = "; a prefix of whole documents, the split did not fit" if header["prefix"] else ""
+    print(f"packed {header['corpus_key']} ({counts} tokens{cut}) into {out}: {header['bytes'] / 2**20:.2f} MiB")
+
+
+def print_advise_budget(N: float, head_size: int, best: dict, near: list[dict], fit, as_json: bool) -> int:
+    """``dwlib advise <budget>``: the suggested shape and the practical shapes near it."""
+    if as_json:
+        print_json({"budget": N, "fit": asdict(fit), "suggested": best, "nearby": near})
+        return 0
+    print(f"budget N = {fmt.count(N)} non-embedding parameters (12 L d^2)")
+    print(f"optimal (continuous): depth {best['optimal_depth']:.2f}, "
+          f"width {best['optimal_width']:.0f}")
+    print(f"suggested: depth {best['depth']}, width {best['width']} "
+          f"({fmt.heads(best['heads'], head_size)}), actual budget {fmt.count(best['budget'])}")
+    print("nearby practical shapes:")
+    print(f"  {'depth':>5} {'width':>7} {'heads':>5} {'budget':>8}  verdict")
+    for s in near:
+        print(f"  {s['depth']:>5} {s['width']:>7} {s['heads']:>5} {fmt.count(s['budget']):>8}"
+              f"  {s['verdict']}")
+    return 0

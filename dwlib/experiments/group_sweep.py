@@ -1,0 +1,239 @@
+"""A sweep trained shape by shape: the runs of one shape together, committed group by group.
+
+For a preset with ``trainer="group"``, the runs of one (depth, width) that differ only in seed
+and peak learning rate form a group, trained at once by :func:`dwlib.train.multi.train_group`
+(``vmap`` over the runs, ``lax.scan`` over ``chunk`` steps). With ``select_seeds``, a shape has
+two groups: first its grid seeds at every rate of the grid; then, once the rate is chosen on the
+validation split (:mod:`dwlib.experiments.selection`), its other seeds at that rate.
+
+When a group has trained, each run's directory (``config.json``, ``metrics.jsonl``,
+``result.json``, ``sweep_meta.json``: what :func:`dwlib.experiments.records.record` reads, the
+same files a single run writes) is written whole under a temporary name and renamed into
+``runs/<key>``, one rename per run: a run is either absent or whole. A group killed while it
+trains loses that group's training (no checkpoint inside a group); every group committed
+before it stays, and a run never trains twice once committed. The runs of a group are locked
+(the per-run locks of :mod:`dwlib.experiments.sweep`), so two processes never train one run.
+Shards split a sweep by shape. ``selection.json`` in the results directory holds the choice of
+every shape decided so far. A group run's ``tokens_per_s`` is its tokens over the group's wall
+time, compilation included (the group's rate, in ``sweep_meta.json``, is that times its runs).
+A group resumed with some of its runs committed trains the rest as a smaller group: equal to
+what the whole group gives up to float rounding (tests/test_multi.py), not bit for bit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+from tqdm.auto import tqdm
+
+from dwlib.errors import StateError, require_int
+from dwlib.experiments import selection
+from dwlib.experiments import sweep_state as base
+from dwlib.experiments.presets import Sweep, get_preset
+from dwlib.experiments.records import record
+from dwlib.store import exclusive, write_json, write_lines
+from dwlib.train.checkpoint import check_out_dir, metric_line
+from dwlib.train import data as data_lib
+from dwlib.train.config import TrainConfig, run_key
+from dwlib.train.model import parameter_counts
+from dwlib.train.multi import make_group_steps, group_key, train_group
+from dwlib.train.process import hardware, prepare_process
+
+
+def _row(cfg: TrainConfig, point, out: Path) -> dict:
+    key = run_key(cfg)
+    state, reason = base.run_state(out / "runs" / key)
+    return {"key": key, "config": cfg, "point": point, "dir": out / "runs" / key, "state": state, "reason": reason}
+
+
+def _finished_records(rows: list[dict]) -> list[dict]:
+    return [record(r["dir"]) for r in rows if r["state"] == "done"]
+
+
+def groups(sweep: Sweep, out: Path, shard: tuple[int, int] = (0, 1)) -> list[dict]:
+    """The groups of this shard (shapes i, i + n, ...): ``{"point", "stage", "rows"}``, stage 1
+    the grid (grid seeds x rates), stage 2 the other seeds at the chosen rate (present once the
+    shape's grid has finished; ``rows`` empty while it waits, or when no rate could be chosen)."""
+    lrs = list(sweep.lrs) or [None]
+    out_groups = []
+    for p in base.shard_of(sweep.points(), shard):
+        grid = [_row(sweep.config(p, s, lr), p, out) for s in sweep.grid_seeds() for lr in lrs]
+        out_groups.append({"point": p, "stage": 1, "rows": grid})
+        if sweep.select_seeds is None:
+            continue
+        choice = selection.choose(_finished_records(grid), sweep.grid_seeds(), sweep.exclude)
+        lr = choice.get((p.depth, p.width), {}).get("lr")
+        rest = [_row(sweep.config(p, s, lr), p, out) for s in sweep.seeds[sweep.select_seeds:]] if lr else []
+        out_groups.append({"point": p, "stage": 2, "rows": rest, "waiting": (p.depth, p.width) not in choice})
+    return out_groups
+
+
+def plan(sweep: Sweep, out, shard: tuple[int, int] = (0, 1)) -> list[dict]:
+    """The runs of this shard known so far (rows as :func:`dwlib.experiments.sweep.plan`)."""
+    out = Path(out)
+    base.check_owner(sweep, out)
+    return [r for g in groups(sweep, out, shard) for r in g["rows"]]
+
+
+def _curve_lines(curve: dict, steps: int, unit, peak: float) -> tuple[list[str], dict]:
+    """The run's metrics lines in the single-run order, and its outcome: status, diverged step,
+    final losses (a non-finite evaluation ends a run as diverged, as in the single loop)."""
+    losses, evals = list(curve["losses"]), list(curve["evals"])
+    diverged = curve["diverged_step"]
+    bad_eval = next((e["step"] for e in evals if not math.isfinite(e["eval_loss"])
+                     or not math.isfinite(e.get("select_loss", 0.0))), None)
+    if bad_eval is not None and (diverged is None or bad_eval < diverged):
+        diverged, losses = bad_eval, losses[:bad_eval]
+        evals = [e for e in evals if e["step"] <= bad_eval]
+    elif diverged is not None:
+        losses = losses + [math.nan]  # the step that diverged, logged as the loop logs it
+        evals = [e for e in evals if e["step"] < diverged]
+    by_step = {e["step"]: e for e in evals}
+    lines = [metric_line(dict(by_step[0]))] if 0 in by_step else []
+    for k, value in enumerate(losses, start=1):
+        lines.append(metric_line({"step": k, "loss": value, "lr": float(unit(k - 1)) * peak}))
+        if k in by_step:
+            lines.append(metric_line(dict(by_step[k])))
+    completed = diverged is None
+    last = evals[-1] if evals and completed else {}
+    finite = [v for v in losses if math.isfinite(v)]
+    return lines, {"status": "completed" if completed else "diverged", "diverged_step": diverged,
+                   "steps_done": steps if completed else diverged, "eval_loss": last.get("eval_loss"),
+                   "select_loss": last.get("select_loss"),
+                   "train_loss": float(np.mean(finite[-20:])) if finite else None}
+
+
+def _commit(row: dict, curve: dict, unit, meta: dict, run_info: dict, log) -> tuple[str, int]:
+    """Write one run's directory under a temporary name and rename it into place; its outcome and
+    whether an unfinished directory of the run was set aside for it (0 or 1)."""
+    cfg, dest = row["config"], row["dir"]
+    lines, outcome = _curve_lines(curve, cfg.steps, unit, cfg.optim.lr)
+    tokens = outcome["steps_done"] * cfg.batch_size * cfg.model.seq_len
+    result = {**outcome, "parameters": parameter_counts(cfg.model), "tokens_seen": tokens,
+              "tokens_per_s": run_info["tokens_per_s"], "seconds_this_session": run_info["seconds"],
+              "devices": run_info["devices"], "corpus": run_info["corpus"], "trainer": "group"}
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.group")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        write_json(tmp / "config.json", cfg.replace(out_dir=str(dest)).to_dict())
+        write_lines(tmp / "metrics.jsonl", lines)
+        write_json(tmp / "result.json", result)
+        write_json(tmp / "sweep_meta.json", meta)
+        set_aside = int(dest.exists())
+        if set_aside and (refused := base._set_aside(dest, f"run {dest.name}: an unfinished or corrupt run "
+                                                           "directory, replaced by its group's run", log)):
+            return refused, 0
+        os.rename(tmp, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return outcome["status"], set_aside
+
+
+def _train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, progress: bool, log) -> list:
+    """Train the runs ``todo`` of one group together and commit each; their (outcome, set aside)."""
+    cfgs = [r["config"].replace(cache_dir=cache_dir) for r in todo]
+    cfg = cfgs[0]
+    corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, seq_len=cfg.model.seq_len,
+                                  validation_split=cfg.validation_split)
+    t0 = time.perf_counter()
+    _, curves = train_group(cfgs, chunk=sweep.chunk, corpus=corpus, progress=progress)
+    seconds = time.perf_counter() - t0
+    steps = make_group_steps(group_key(cfg), len(cfgs))
+    run_tokens = cfg.steps * cfg.batch_size * cfg.model.seq_len
+    corpus_meta = corpus.meta
+    info = {"seconds": round(seconds, 2), "tokens_per_s": round(run_tokens / seconds, 1),
+            "devices": {"backend": jax.default_backend(), "count": int(steps.mesh.devices.size),
+                        "processes": jax.process_count()},
+            "corpus": {"name": cfg.corpus, "tokens": corpus_meta["tokens"], "fingerprint": corpus_meta["fingerprint"]}}
+    p = group["point"]
+    outcomes = []
+    for row, curve in zip(todo, curves):
+        meta = {**env, "key": row["key"], "target_budget": p.target_budget, "wall_seconds": round(seconds / len(todo), 2),
+                "group": {"stage": group["stage"], "runs": len(todo), "wall_seconds": round(seconds, 2),
+                          "tokens_per_s": round(len(todo) * run_tokens / seconds, 1), "chunk": sweep.chunk}}
+        outcomes.append(_commit(row, curve, steps.unit_schedule, meta, info, log))
+    return outcomes
+
+
+def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: str | None = None,
+        progress: bool = True, limit: int | None = None, log=None) -> base.Outcome:
+    """Train every group of this shard that has runs left, shape by shape; return the records of
+    the shard's finished runs (with each shape's chosen rate, :func:`selection.mark`), as an
+    :class:`~dwlib.experiments.sweep_state.Outcome`. ``limit``: train at most that many groups now."""
+    sweep = get_preset(sweep) if isinstance(sweep, str) else sweep
+    if limit is not None:
+        require_int("limit", limit, minimum=0)
+    prepare_process()
+    out = check_out_dir(out)
+    base.check_owner(sweep, out)
+    base.claim(sweep, out)
+    (out / "runs").mkdir(exist_ok=True)
+    env = {"sweep": sweep.name, "hardware": hardware(), "git_commit": base.git_commit(), "trainer": "group"}
+    counts = dict.fromkeys(base.OUTCOMES, 0)
+    log = log or _stderr
+    trained = 0
+    label = f"sweep {sweep.name} shard {shard[0]}/{shard[1]}"
+    bar = tqdm(total=len(base.shard_of(sweep.points(), shard)) * sweep.runs_per_point(), unit="run",
+               disable=not progress, desc=label)
+    for stage in (1, 2):  # the grids of every shape first, then the seeds at the chosen rates
+        for group in groups(sweep, out, shard):
+            if group["stage"] != stage:
+                continue
+            todo = [r for r in group["rows"] if r["state"] != "done"]
+            counts["before"] += len(group["rows"]) - len(todo)
+            bar.update(len(group["rows"]) - len(todo))
+            if not todo:
+                continue
+            if limit is not None and trained >= limit:
+                counts["left"] += len(todo)
+                continue
+            with contextlib.ExitStack() as stack:
+                try:
+                    for r in todo:
+                        stack.enter_context(exclusive(out / "runs" / f".{r['key']}.lock", f"run {r['key']}"))
+                except StateError as e:
+                    log(f"{e}; its group (L={group['point'].depth}, d={group['point'].width}) skipped here")
+                    counts["busy"] += len(todo)
+                    continue
+                todo = [r for r in todo if base.run_state(r["dir"])[0] != "done"]  # finished meanwhile
+                for outcome, set_aside in _train(group, todo, sweep, env, cache_dir, progress, log) if todo else []:
+                    counts[outcome] += 1
+                    counts["set_aside"] += set_aside
+                bar.update(len(todo))
+            trained += 1
+            _write_selection(sweep, out)
+    bar.close()
+    rows = [r for g in groups(sweep, out, shard) for r in g["rows"]]
+    records = _marked(sweep, _finished_records(rows))
+    planned = len(base.shard_of(sweep.points(), shard)) * sweep.runs_per_point()
+    return base.Outcome(records, counts, planned, label)
+
+
+def _marked(sweep: Sweep, records: list[dict]) -> list[dict]:
+    if len(sweep.lrs) < 2:
+        return records
+    return selection.mark(records, selection.choose(records, sweep.grid_seeds(), sweep.exclude))
+
+
+def _write_selection(sweep: Sweep, out: Path) -> None:
+    """``selection.json``: the chosen rate of every shape decided so far (all shards' runs)."""
+    if len(sweep.lrs) < 2:
+        return
+    records = [record(p.parent) for p in sorted(out.glob("runs/*/result.json"))]
+    choice = selection.choose(records, sweep.grid_seeds(), sweep.exclude)
+    write_json(out / "selection.json", {"sweep": sweep.name, "exclude": list(sweep.exclude), "shapes": [
+        {"depth": d, "width": w, **{k: v for k, v in c.items() if k != "losses"},
+         "losses": [[lr, v] for lr, v in c["losses"].items()]} for (d, w), c in sorted(choice.items())]})
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

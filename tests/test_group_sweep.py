@@ -1,0 +1,103 @@
+"""A sweep trained shape by shape (dwlib.experiments.group_sweep): the learning-rate grid on the
+first seed, the other seeds at the rate chosen on the validation split, each group committed
+whole and never trained again, run directories a single run would have written."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from dwlib.experiments import group_sweep as gs
+from dwlib.experiments import presets as ps
+from dwlib.experiments import records as rc
+from dwlib.experiments import selection
+from dwlib.experiments import sweep as sw
+from dwlib.train.config import run_key
+from dwlib.train.loop import train
+
+
+def tiny(corpus, **kw):
+    base = dict(name="tiny-group", depths=(1, 2), budgets=(12 * 32 * 32,), seeds=(0, 1), head_size=16,
+                tokens_per_run=8 * 16 * 6, lrs=(1e-3, 2e-3, 4e-3), select_seeds=1, exclude=("diverged-rate",),
+                trainer="group", chunk=3,
+                train={"corpus": corpus, "vocab_size": 300, "seq_len": 16, "batch_size": 8, "lr": 3e-3,
+                       "eval_interval": 3, "eval_batches": 2, "checkpoint_interval": 0, "validation_split": True})
+    return ps.Sweep(**{**base, **kw})
+
+
+@pytest.mark.slow  # two groups compiled (262 s measured with 2 shapes on the shared 2-core machine at load 10-15)
+def test_grid_then_chosen_rate_committed_group_by_group(corpus, tmp_path):
+    sweep, out = tiny(corpus, depths=(1,)), tmp_path / "out"
+    assert [(p.depth, p.width) for p in sweep.points()] == [(1, 32)] and sweep.runs_per_point() == 4
+    first = sw.run(sweep, out, limit=1, progress=False)  # one group: the grid (seed 0, three rates)
+    assert first.counts["completed"] == 3 and first.counts["left"] == 1  # seed 1, its rate now chosen
+    stamps = {p: p.stat().st_mtime_ns for p in out.glob("runs/*/result.json")}
+    assert len(stamps) == 3 and not list(out.glob("runs/.*.group"))
+    done = sw.run(sweep, out, progress=False)
+    assert done.counts["completed"] == 1 and done.counts["before"] == 3 and len(done) == 4
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # the first group was not trained again
+    records = rc.collect(out)
+    assert len(records) == 4 and all(r["status"] == "completed" and r["select_loss"] for r in records)
+    choice = json.loads((out / "selection.json").read_text())["shapes"]
+    for c in choice:
+        grid = {r["lr"]: r["select_loss"] for r in records if (r["depth"], r["width"]) == (c["depth"], c["width"])
+                and r["seed"] == 0}
+        assert sorted(grid) == [1e-3, 2e-3, 4e-3] and c["lr"] == min(grid, key=grid.get)  # lowest validation loss
+        seed1 = [r for r in records if (r["depth"], r["width"], r["seed"]) == (c["depth"], c["width"], 1)]
+        assert [r["lr"] for r in seed1] == [c["lr"]]  # the second seed trains at the chosen rate only
+    marked = selection.chosen_records(list(done))
+    assert len(marked) == 2 and {r["seed"] for r in marked} == {0, 1}
+    assert all(r["chosen_lr"] == r["lr"] for r in marked)
+    assert all(r["narrow"] and r["total_params"] > r["budget"] for r in records)
+    assert all(r["group"]["runs"] in (1, 3) for r in records)
+    assert all(p["state"] == "done" for p in sw.plan(sweep, out))
+
+
+@pytest.mark.slow  # a group, a single run and its replay (388 s measured on the shared 2-core machine at load 10-15)
+def test_a_group_run_is_the_run_a_single_training_gives(corpus, tmp_path):
+    sweep = tiny(corpus, depths=(1,), lrs=(1e-3, 4e-3), select_seeds=None, seeds=(0,))
+    sw.run(sweep, tmp_path / "out", progress=False)
+    rec = next(r for r in rc.collect(tmp_path / "out") if r["lr"] == 4e-3)
+    cfg = sweep.config(sweep.points()[0], 0, 4e-3)
+    single = train(cfg.replace(out_dir=str(tmp_path / "single")), progress=False, verbose=False)
+    alone = rc.record(tmp_path / "single")
+    assert rec["key"] == run_key(cfg) == run_key(rc.record(tmp_path / "single")["config"])  # the same run
+    np.testing.assert_allclose([v for _, v in rec["eval_curve"]], [v for _, v in alone["eval_curve"]], rtol=2e-5)
+    np.testing.assert_allclose([v for _, v in rec["train_curve"]], [v for _, v in alone["train_curve"]], rtol=2e-5)
+    assert rec["eval_loss"] == pytest.approx(single["eval_loss"], rel=2e-5)
+    assert sw.replay(rec, steps=3)["max_abs_diff"] < 1e-4  # a stored group run replays as a single run
+
+
+@pytest.mark.slow  # two groups, one trained twice (175 s measured on the shared 2-core machine at load 10-15)
+def test_a_sweep_killed_during_a_group_keeps_the_groups_before_it(corpus, tmp_path, monkeypatch):
+    sweep, out = tiny(corpus, seeds=(0,), select_seeds=None, lrs=(1e-3, 2e-3)), tmp_path / "out"
+    real, calls = gs.train_group, []
+
+    def dies_second_time(*args, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kw)
+
+    monkeypatch.setattr(gs, "train_group", dies_second_time)
+    with pytest.raises(KeyboardInterrupt):
+        sw.run(sweep, out, progress=False)
+    kept = sorted(p.parent.name for p in out.glob("runs/*/result.json"))
+    assert len(kept) == 2 and not list(out.glob("runs/.*.group"))
+    monkeypatch.setattr(gs, "train_group", real)
+    again = sw.run(sweep, out, progress=False)
+    assert again.counts["before"] == 2 and again.counts["completed"] == 2
+
+
+def test_group_presets_refuse_side_by_side_jobs_and_unknown_rules(corpus, tmp_path):
+    from dwlib.errors import InputError
+
+    with pytest.raises(InputError, match="jobs must be 1"):
+        sw.run(tiny(corpus), tmp_path / "out", jobs=2, progress=False)
+    with pytest.raises(InputError, match="unknown exclusion rule"):
+        tiny(corpus, exclude=("after-the-fact",))
+    with pytest.raises(InputError, match="select_seeds"):
+        dataclasses.replace(tiny(corpus), select_seeds=3)
+    with pytest.raises(InputError, match="needs trainer='group' and a validation split"):
+        dataclasses.replace(tiny(corpus), trainer="single")
