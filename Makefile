@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 NOTEBOOKS := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup book test unit nbval browser live execute clean
+.PHONY: setup book pdf test unit nbval browser live execute clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,14 @@ $(CHROMIUM):
 book: setup
 	$(VENV)/bin/jupyter-book build . --warningiserror --nitpick --keep-going
 
+# The PDF edition, for readers who print: every chapter in one page (Jupyter Book's singlehtml
+# builder, _build/singlehtml), printed by Chromium once every formula is typeset and every chart
+# drawn (scripts/build_pdf.py): _build/pdf/book.pdf. tests/browser/test_pdf.py checks it.
+pdf: setup $(CHROMIUM)
+	$(VENV)/bin/jupyter-book build . --builder singlehtml --warningiserror --nitpick --keep-going
+	mkdir -p _build/pdf
+	CHROMIUM=$(CHROMIUM) $(PY) scripts/build_pdf.py _build/singlehtml _build/pdf/book.pdf
+
 # Re-execute every notebook in place (outputs and widget state are committed; nbval compares them).
 execute: setup
 	for nb in $(NOTEBOOKS); do $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
@@ -49,7 +57,7 @@ unit: setup
 nbval: setup
 	$(PY) -m pytest --nbval $(NOTEBOOKS) --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
-browser: book $(CHROMIUM)
+browser: book pdf $(CHROMIUM)
 	CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests/browser
 
 # Every chapter in a real JupyterLab (offline): opened, Run All, every control moved. Where it

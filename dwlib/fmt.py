@@ -37,12 +37,17 @@ def integer(n) -> str:
 
 def value(v, digits: int = 4) -> str:
     """Any value for a reader: integers with separators (numpy's too), reals to ``digits``
-    significant digits with separators (1024.0 -> '1,024'), anything else as ``str``."""
+    significant digits with separators (1024.0 -> '1,024', 70800.47 -> '70,800', 134.78 ->
+    '134.8'; no exponent below 1e15, where Python's 'g' would write 7.08e+04), anything else
+    as ``str``."""
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
         return str(v)
     if isinstance(v, numbers.Integral):
         return f"{int(v):,}"
-    return f"{float(v):,.{digits}g}"
+    x = float(v)
+    if math.isfinite(x) and 10**digits <= abs(x) < 1e15:
+        return f"{round(x, digits - 1 - math.floor(math.log10(abs(x)))):,.0f}"
+    return f"{x:,.{digits}g}"
 
 
 def span(values) -> str:

@@ -121,3 +121,45 @@ def test_glued_names_are_in_the_saved_outputs(path):
     used = {n.strip() for text in _markdown(path) for n in GLUE_ROLE.findall(text)}
     missing = sorted(used - _saved_glue(path))
     assert not missing, f"{path.name}: not glued in the saved outputs (re-execute the notebook): {missing}"
+
+
+# ---------------------------------------------------------------------------------------------
+# What the saved outputs and the visible code show (the book renders both as saved)
+
+CODE_COLUMNS = 76  # dwlib.book.CODE_COLUMNS: a code line that fits the desktop page's column
+HIDDEN = {"remove-cell", "remove-input"}
+CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.S)
+BIB_KEYS = set(re.findall(r"@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text(encoding="utf-8")))
+
+
+def _code_cells(path: Path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [(i, c) for i, c in enumerate(cells) if c["cell_type"] == "code"]
+
+
+def test_code_columns_is_the_books():
+    from dwlib.book import CODE_COLUMNS as book_columns
+    assert book_columns == CODE_COLUMNS
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_visible_code_fits_the_column(path):
+    """Every line of a code cell the page shows fits the text column: no sideways scrollbar."""
+    wide = [f"cell {i}: {line.strip()[:50]} ({len(line)})" for i, c in _code_cells(path)
+            if not HIDDEN & set(c["metadata"].get("tags", []))
+            for line in "".join(c["source"]).splitlines() if len(line) > CODE_COLUMNS]
+    assert not wide, f"{path.name}: code lines over {CODE_COLUMNS} characters: {wide}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_saved_tables_are_whole(path):
+    """No table cell in the saved outputs is cut ("..." or "…"), NaN, or a raw BibTeX key."""
+    bad = []
+    for i, c in _code_cells(path):
+        for out in c.get("outputs", []):
+            page = "".join(out.get("data", {}).get("text/html", ""))
+            for cell in CELL.findall(page):
+                text = re.sub(r"<[^>]+>", "", cell).strip()
+                if text.endswith(("...", "\N{HORIZONTAL ELLIPSIS}")) or text in ("NaN", "nan", "None") or text in BIB_KEYS:
+                    bad.append(f"cell {i}: {text[-40:]!r}")
+    assert not bad, f"{path.name}: table cells cut, missing or uncited: {bad}"

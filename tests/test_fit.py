@@ -225,3 +225,55 @@ def test_bad_input(call, message):
     with pytest.raises(InputError, match=re.escape(message)) as err:
         call()
     assert "\n" not in str(err.value)
+
+
+# ------------------------------------------------------------------------------------------
+# How precisely the fit is known (dwlib.core.fit_uncertainty)
+# ------------------------------------------------------------------------------------------
+
+from dwlib.core import fit_uncertainty as fu  # noqa: E402
+
+
+def test_printed_constants_are_the_fit():
+    assert float(fu.PRINTED["intercept"]) == g.AUTHORS_FIT.log_width_intercept
+    assert float(fu.PRINTED["slope"]) == g.AUTHORS_FIT.depth_slope
+
+
+@pytest.mark.parametrize("text,lo,hi", [("0.0555", 0.05545, 0.05555), ("5.039", 5.0385, 5.0395),
+                                         ("92", 91.5, 92.5), ("1.2e3", 1150.0, 1250.0)])
+def test_printed_interval_is_half_a_unit_in_the_last_digit(text, lo, hi):
+    assert fu.printed_interval(text) == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12))
+
+
+def test_printed_interval_rejects_non_numbers():
+    for bad in ("abc", "nan", "inf"):
+        with pytest.raises(InputError):
+            fu.printed_interval(bad)
+
+
+def test_rounding_box_brackets_every_fit_in_the_box():
+    box = fu.rounding_box((1e9, 1e12))
+    rng = np.random.default_rng(0)
+    for _ in range(20):  # any constants the printing allows give an optimum inside the range
+        a, b = rng.uniform(*box["intercept"]), rng.uniform(*box["slope"])
+        for N, (lo, hi) in zip(box["budgets"], box["optimal_depth_range"]):
+            assert lo <= float(g.optimal_depth(N, g.Fit(a, b))) <= hi
+    assert box["width_factor"][0] < math.exp(0.0555) < box["width_factor"][1]
+
+
+def test_slope_for_optimum_round_trips_through_optimal_depth():
+    b = fu.slope_for_optimum(1e12, 92)
+    assert float(g.optimal_depth(1e12, g.Fit(g.LOG_WIDTH_INTERCEPT, b))) == pytest.approx(92, rel=1e-10)
+    assert fu.slope_for_optimum(float(g.budget_for_depth(50)), 50) == pytest.approx(g.DEPTH_SLOPE, rel=1e-12)
+    assert 0.0572 < b < 0.0574  # the authors' 92 layers at 1e12 need a steeper slope than 0.0555
+
+
+def test_threshold_against_fit():
+    t = fu.threshold_against_fit([1, 4, 5, 6, 48, 1e4])
+    np.testing.assert_allclose(t["log3_width"], np.log(g.optimal_width(t["depth"])) / math.log(3), rtol=1e-12)
+    L = t["crossing_depth"]
+    assert L == pytest.approx(math.log(float(g.optimal_width(L))) / math.log(3), rel=1e-12)  # L = log3 d_x(L)
+    assert list(t["above_threshold"]) == [False, False, True, True, True, True]
+    assert t["ratio"][-1] == pytest.approx(t["limit_ratio"], rel=1e-2)  # tends to ln 3 / b
+    with pytest.raises(InputError):
+        fu.threshold_against_fit([6], g.Fit(5.0, 1.2))

@@ -81,6 +81,10 @@ def test_files_are_written_whole_and_leave_no_temporary_behind(tmp_path, monkeyp
 
 def test_fmt_value_writes_any_value_for_a_reader():
     # the one formatter behind explorer snapshots and the glued-number tables
-    assert fmt.value(1024.0) == "1,024" and fmt.value(175e9) == "1.75e+11"
+    assert fmt.value(1024.0) == "1,024" and fmt.value(175e9) == "175,000,000,000"
+    # no exponent for a large real: rounded to its significant digits, written in full
+    assert fmt.value(70800.47) == "70,800" and fmt.value(2301.7) == "2,302" and fmt.value(134.78) == "134.8"
+    assert fmt.value(99999.9) == "100,000" and fmt.value(-12345.6, 3) == "-12,300"
+    assert fmt.value(2.5e15) == "2.5e+15" and fmt.value(1e-7) == "1e-07" and fmt.value(float("nan")) == "nan"
     assert fmt.value(np.int64(12345)) == "12,345" and fmt.value(np.float32(1.5)) == "1.5"
     assert fmt.value(3.14159265, 6) == "3.14159" and fmt.value(True) == "True" and fmt.value("x") == "x"

@@ -40,7 +40,7 @@ def _eval_vega(expr: str, **names):
     """A Vega expression of arithmetic, ``pow`` and ``log`` (natural) is also Python: evaluate
     it on numpy arrays."""
     with np.errstate(all="ignore"):
-        return eval(expr, {"pow": np.power, "log": np.log, "__builtins__": {}}, names)
+        return eval(expr, {"pow": np.power, "log": np.log, "round": np.round, "__builtins__": {}}, names)
 
 
 def test_explorer_bounds_match_dwlib_on_a_grid():
@@ -49,7 +49,8 @@ def test_explorer_bounds_match_dwlib_on_a_grid():
     expr = _calculates(vb.bounds_explorer_chart().to_dict())
     L, w, H = np.meshgrid(np.arange(1.0, 40.0, 0.25), np.geomspace(20, 1e6, 25), np.array([1, 4, 16, 64]),
                           indexing="ij")
-    names = dict(datum=SimpleNamespace(L=L), log10_width=np.log10(w), heads=H)
+    w = np.round(w)  # the explorer's width is an integer, 2^log2_width rounded
+    names = dict(datum=SimpleNamespace(L=L), log2_width=np.log2(w), heads=H)
     th = np.log(w) / np.log(3)
     t1, t2 = (L < th) & (H < w), (L > th) & (H < w)
     assert t1.sum() > 500 and t2.sum() > 5000
@@ -74,7 +75,7 @@ def test_explorer_corollary1_matches_dwlib():
                         continue
                     if r["any_width"]:
                         continue
-                    got = _eval_vega(cor1, depth=L, shallow_depth=Ls, heads=H, log10_width=math.log10(w))
+                    got = _eval_vega(cor1, depth=L, shallow_depth=Ls, heads=H, log2_width=math.log2(w))
                     assert got == pytest.approx(r["log10_width"], rel=1e-9), (w, H, L, Ls)
                     checked += 1
     assert checked > 50
@@ -109,9 +110,9 @@ def test_threshold_chart_has_a_bound_slider_and_places_the_models():
 def test_bounds_explorer_chart_binds_four_sliders():
     spec = vb.bounds_explorer_chart(width=1000, heads=16, depth=6, shallow_depth=2).to_dict()
     bound = {p["name"]: p for p in spec["params"] if "bind" in p}
-    assert set(bound) == {"log10_width", "heads", "depth", "shallow_depth"}
+    assert set(bound) == {"log2_width", "heads", "depth", "shallow_depth"}
     assert all(p["bind"]["input"] == "range" for p in bound.values())
-    assert bound["log10_width"]["value"] == 3.0 and bound["depth"]["value"] == 6
+    assert bound["log2_width"]["value"] == math.log2(1000) and bound["depth"]["value"] == 6
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,7 +6,18 @@
 - Adds the MathJax 2 shim that the saved-widget renderer needs (see assets/mathjax2-shim.js).
 - Adds assets/dwcharts.js, which fits each chart to its column (a phone's included), after
   the Vega libraries (``html_js_files`` come at priority 800) and before the charts' scripts.
+- Adds assets/dwfigures.css, the style of numbered figures. A chart becomes a figure through
+  its cell's metadata (``mystnb: figure: {name, caption}``, which myst-nb wraps around the
+  output); Sphinx numbers it per chapter (``numfig`` with the chapters numbered in _toc.yml).
+- Adds the role ``{figref}`name```, which the text uses to refer to a figure: Sphinx's numref
+  ("Figure 3.2", a link). Not numref itself: jupyterlab-myst resolves references only among
+  markdown cells, so a numref to a figure named in a code cell's metadata logs "Cross
+  reference target was not found" there; a role it does not know, it shows as text.
 """
+
+from docutils import nodes
+from sphinx import addnodes
+
 
 
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
@@ -25,9 +36,22 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
     scripts[:] = unique
 
 
+def _figref(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{figref}`fig-name``` -> the pending reference a ``{numref}`fig-name``` makes."""
+    target = text.strip()
+    env = inliner.document.settings.env
+    ref = addnodes.pending_xref(rawtext, refdomain="std", reftype="numref", reftarget=target.lower(),
+                                refexplicit=False, refwarn=True, refdoc=env.docname)
+    ref += nodes.inline(rawtext, target, classes=["xref", "std", "std-numref"])
+    ref.line = lineno
+    return [ref], []
+
+
 def setup(app):
+    app.add_role("figref", _figref)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.add_js_file("mathjax2-shim.js", priority=100)
     app.add_js_file("dwcharts.js", priority=900)
     app.add_css_file("dwbook.css")
+    app.add_css_file("dwfigures.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -12,16 +12,45 @@
 from __future__ import annotations
 
 import html
+import textwrap
 
 import IPython.display
+import pandas as pd
 
 from dwlib import env, fmt
 from dwlib.viz import render
 
+#: characters of a code line that fit the book's text column on a desktop page (measured in
+#: Chromium at 1280 px: 77 of the theme's monospace characters); outputs are wrapped to it.
+CODE_COLUMNS = 76
+
+
 def setup() -> str:
-    """Enable the book's chart renderer; return the environment report as text."""
+    """Enable the book's chart renderer and show tables in full (pandas cuts a cell longer than
+    50 characters with "..." by default); return the environment report as text, each line
+    wrapped to the column (:data:`CODE_COLUMNS`)."""
     render.enable()
-    return env.format_report()
+    pd.set_option("display.max_colwidth", None)
+    return "\n".join(textwrap.fill(line, CODE_COLUMNS, subsequent_indent=" " * 10, break_on_hyphens=False)
+                     for line in env.format_report().splitlines())
+
+
+class Table:
+    """A table with a caption above it: ``frame`` shown in full, missing values as ``missing``.
+
+    For tables quoted from other papers, whose caption names what they hold and where they come
+    from; a caption in the table wraps with the column, where a printed line would not.
+    """
+
+    def __init__(self, frame: pd.DataFrame, caption: str, missing: str = "\N{EM DASH}"):
+        self.frame, self.caption, self.missing = frame, caption, missing
+
+    def _repr_html_(self) -> str:
+        body = self.frame.to_html(na_rep=self.missing, classes="dw-table", border=0)
+        return body.replace(">", f"><caption>{html.escape(self.caption)}</caption>", 1)
+
+    def __repr__(self) -> str:
+        return f"{self.caption}\n{self.frame.to_string(na_rep=self.missing)}"
 
 
 def glue(name: str, value, display: bool = False) -> None:

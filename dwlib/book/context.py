@@ -5,13 +5,23 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dwlib.book import Table
 from dwlib.core.collapse import VARIANTS
 
 
-def brown_table(brown: pd.DataFrame) -> pd.DataFrame:
-    """Brown et al.'s accuracies, one row per attention type, deep and wide per task."""
-    return brown.pivot(index="attention", columns="task", values=["deep", "wide"]).reindex(
-        brown["attention"].unique()).reindex(columns=brown["task"].unique(), level=1)
+def brown_table(brown: pd.DataFrame) -> Table:
+    """Brown et al.'s accuracies under the quoted table's caption: one row per attention type,
+    one column per task, each cell "deep / wide" (five columns, not ten: the table fits the
+    text column)."""
+    cells = brown.assign(both=[f"{d:.1f} / {w:.1f}" for d, w in zip(brown["deep"], brown["wide"])])
+    table = cells.pivot(index="attention", columns="task", values="both").reindex(
+        index=brown["attention"].unique(), columns=brown["task"].unique())
+    return Table(table, f"{brown.attrs['caption']} Each cell: deep / wide.")
+
+
+def clark_table(clark: pd.DataFrame) -> Table:
+    """Clark et al.'s heads, one row per head, under the quoted table's caption."""
+    return Table(clark.set_index("head"), clark.attrs["caption"])
 
 
 def brown_numbers(brown: pd.DataFrame) -> dict:
@@ -59,8 +69,9 @@ def collapse_grid_numbers(grid: dict) -> dict:
 
 
 def liu_table(liu: pd.DataFrame):
-    """(table, glue values): Liu et al.'s table as shown (diverged runs marked), and the BLEU
-    and parameter counts of the 6-layer default and the 60-layer ADMIN models."""
+    """(table, glue values): Liu et al.'s table as shown (diverged runs marked, under the quoted
+    table's caption), and the BLEU and parameter counts of the 6-layer default and the 60-layer
+    ADMIN models."""
     bleu = liu.set_index(["benchmark", "model"])
     values = {}
     for tag, bench in (("fr", "WMT'14 En-Fr"), ("de", "WMT'14 En-De")):
@@ -68,9 +79,9 @@ def liu_table(liu: pd.DataFrame):
         values[f"liu_{tag}_deep"] = float(bleu.loc[(bench, "60L-12L ADMIN"), "BLEU"])
         values[f"liu_{tag}_params_base"] = bleu.loc[(bench, "6L-6L Default"), "parameters"]
         values[f"liu_{tag}_params_deep"] = bleu.loc[(bench, "60L-12L ADMIN"), "parameters"]
-    shown = liu.astype(object).where(liu.notna(), "")
+    shown = liu.astype(object).where(liu.notna(), "\N{EM DASH}")
     shown.loc[liu["BLEU"].isna(), "TER"] = "diverged"
-    return shown, values
+    return Table(shown, liu.attrs["caption"]), values
 
 
 def induction_summary(ind: dict):

@@ -76,7 +76,8 @@ def readings_table() -> pd.DataFrame:
             "d_s for L_s = 3": f"{r['width_Ls3']:.2g}",
             "paper's range, same shallow side": (_range_text(shallow) if t is not None else
                                                  "; ".join(f"{_range_text(side)} ({side})" for side in ("log3", "ln"))),
-            "target within it": ("yes" if rng and rng[0] <= t <= rng[1] else "no") if t is not None else "",
+            "target within it": (("yes" if rng and rng[0] <= t <= rng[1] else "no") if t is not None
+                                 else "\N{EM DASH}"),  # the paper states widths, no target
         })
     return pd.DataFrame(rows).set_index("reading")
 

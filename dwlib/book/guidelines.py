@@ -10,10 +10,12 @@ import numpy as np
 import pandas as pd
 
 from dwlib import fmt
+from dwlib.book.references import sources
 from dwlib.core.fit import (AUTHORS_EXPERIMENT_DEPTHS, AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE,
                             DEFAULT_REL_TOL, Fit, optimal_depth, optimal_shape)
+from dwlib.core.fit_uncertainty import rounding_box, slope_for_optimum, threshold_against_fit
 from dwlib.experiments import transition as tr
-from dwlib.experiments.catalogue import gpt3_table, load_models, trillion_projection
+from dwlib.experiments.catalogue import AUTHORS_1T_DEPTH, gpt3_table, load_models, trillion_projection
 from dwlib.experiments.records import stored_results
 
 #: the stored sweeps whose transitions the chapter fits, each on its own (their corpora,
@@ -68,7 +70,7 @@ def models_frame(models: list[dict]) -> pd.DataFrame:
         "model": real["name"], "shape L x d": [f"{L} x {d}" for L, d in zip(real["depth"], real["width"])],
         "budget 12 L d^2": [fmt.count(n) for n in real["budget"]],
         "optimal L*": real["optimal_depth"].round(1), "L / L*": real["depth_ratio"].round(2),
-        "verdict": real["verdict"], "source": real["source"],
+        "verdict": real["verdict"], "source": sources(real["source"]),
     }).set_index("model")
 
 
@@ -221,3 +223,58 @@ def numbers(fit: Fit = AUTHORS_FIT) -> dict:
     """The numbers the chapter's prose quotes (glue name -> value)."""
     return {**_fit_numbers(fit), **_gpt3_numbers(fit), **_trillion_numbers(fit),
             **_model_numbers(fit), **_own_numbers()}
+
+
+# ---------------------------------------------------------------------------------------------
+# How precisely the fit is known, and the fit against the depth threshold L_th = log3 d_x
+
+PRECISION_BUDGETS = (1e9, 175e9, 1e12)
+THRESHOLD_DEPTHS = AUTHORS_EXPERIMENT_DEPTHS + (96,)
+
+
+def precision_table(budgets=PRECISION_BUDGETS) -> pd.DataFrame:
+    """The printed constants, and what they give, over the values their printing allows
+    (:func:`dwlib.core.fit_uncertainty.rounding_box`)."""
+    box = rounding_box(budgets)
+    b = AUTHORS_FIT.depth_slope
+    rows = [("intercept a", AUTHORS_FIT.log_width_intercept, box["intercept"]), ("slope b", b, box["slope"]),
+            ("width factor per layer e^b", math.exp(b), box["width_factor"]),
+            ("ln 3 / b", math.log(3.0) / b, box["ln3_over_slope"])]
+    rows += [(f"optimal depth L* at N = {fmt.count(n)}", L, r)
+             for n, L, r in zip(box["budgets"], box["optimal_depth"], box["optimal_depth_range"])]
+    return pd.DataFrame([{"quantity": q, "as printed": f"{v:.6g}", "lowest": f"{r[0]:.6g}", "highest": f"{r[1]:.6g}"}
+                         for q, v, r in rows]).set_index("quantity")
+
+
+def threshold_frame(depths=THRESHOLD_DEPTHS) -> pd.DataFrame:
+    """The fit's optimal width at each depth beside its threshold log3 d_x(L)
+    (:func:`dwlib.core.fit_uncertainty.threshold_against_fit`)."""
+    t = threshold_against_fit(depths)
+    return pd.DataFrame({"depth L": t["depth"].astype(int), "fit's width d_x(L)": np.round(t["width"]).astype(int),
+                         "threshold log3 d_x(L)": np.round(t["log3_width"], 2), "L / log3 d_x(L)": np.round(t["ratio"], 2),
+                         "regime": np.where(t["above_threshold"], "above (Theorem 2)", "below (Theorem 1)")}
+                        ).set_index("depth L")
+
+
+def precision_numbers() -> dict:
+    """The numbers of the sections on the fit's precision and on the threshold (glue name -> value)."""
+    box = rounding_box(PRECISION_BUDGETS)
+    a, b = AUTHORS_FIT.log_width_intercept, AUTHORS_FIT.depth_slope
+    b92 = slope_for_optimum(1e12, AUTHORS_1T_DEPTH, a)
+    half = 0.5 * (box["slope"][1] - box["slope"][0])
+    t = threshold_against_fit(THRESHOLD_DEPTHS)
+    ratio = {int(L): float(r) for L, r in zip(t["depth"], t["ratio"])}
+    return {
+        "fp_a_lo": box["intercept"][0], "fp_a_hi": box["intercept"][1],
+        "fp_b_lo": box["slope"][0], "fp_b_hi": box["slope"][1],
+        "fp_f_lo": box["width_factor"][0], "fp_f_hi": box["width_factor"][1],
+        "fp_L175": box["optimal_depth"][1], "fp_L175_lo": box["optimal_depth_range"][1][0],
+        "fp_L175_hi": box["optimal_depth_range"][1][1],
+        "fp_1t_depth": AUTHORS_1T_DEPTH, "fp_b92": b92, "fp_f92": math.exp(b92), "fp_b92_halfunits": (b92 - b) / half,
+        "fp_cross": t["crossing_depth"], "fp_cross_width": float(np.exp(a + b * t["crossing_depth"])),
+        "fp_n_exp_above": int(sum(L > t["crossing_depth"] for L in AUTHORS_EXPERIMENT_DEPTHS)),
+        "fp_n_exp": len(AUTHORS_EXPERIMENT_DEPTHS),
+        "fp_ratio6": ratio[6], "fp_ratio48": ratio[48], "fp_ratio96": ratio[96],
+        "fp_limit": t["limit_ratio"], "fp_limit_lo": box["ln3_over_slope"][0], "fp_limit_hi": box["ln3_over_slope"][1],
+        "fp_limit92": math.log(3.0) / b92, "fp_factor": t["fit_width_factor"],
+    }

@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from dwlib.book.references import sources
 from dwlib.core.bounds import depth_threshold, regime
 from dwlib.experiments.catalogue import load_models
 
@@ -13,9 +14,10 @@ SHOWN = ("BERT-base", "BERT-large", "GPT-2 XL (1.5B)", "LLaMA-65B", "OPT-175B", 
 
 
 def models_table(names=SHOWN) -> pd.DataFrame:
-    """The models ``names`` from dwlib's table of shapes: name, depth, width, source, their
-    threshold log3(d_x) (2 decimals, as shown) and the regime of their depth."""
+    """The models ``names`` from dwlib's table of shapes: name, depth, width, source (author and
+    year), their threshold log3(d_x) (2 decimals, as shown) and the regime of their depth."""
     models = pd.DataFrame([m for m in load_models() if m["name"] in names])[["name", "depth", "width", "source"]]
+    models["source"] = sources(models["source"])
     models["threshold log3(d_x)"] = depth_threshold(models["width"].to_numpy()).round(2)
     models["regime of its depth"] = regime(models["depth"].to_numpy(), models["width"].to_numpy())
     return models

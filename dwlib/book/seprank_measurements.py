@@ -62,7 +62,10 @@ def _ranks(data, ranks, r):
                    "log3_lower", "log3_upper", "seconds"]].rename(columns={
         "depth": "L", "width": "d_x", "rank": "measured rank", "agree": "repeats agree",
         "poly_dim": "polynomial-space bound", "log3_lower": "log3 lower bound", "log3_upper": "log3 upper bound"})
-    return "ranks", table.set_index(["L", "d_x"]).round(2), values
+    table = table.set_index(["L", "d_x"]).round(2)
+    bounded = ["log3 lower bound", "log3 upper bound"]  # no theorem: L = log3 d_x, or H >= d_x
+    table[bounded] = table[bounded].astype(object).where(table[bounded].notna(), "\N{EM DASH}")
+    return "ranks", table, values
 
 
 def _steps(data, ranks, r):

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from dwlib.book.references import sources
 from dwlib.core import bounds
 from dwlib.experiments.catalogue import gpt3_table, load_models
 
@@ -24,17 +25,19 @@ def growth_table(width: int = WIDTH, heads: int = HEADS, depths=range(1, 7)) -> 
     Ls = np.asarray(depths)
     lower, upper = bounds.theorem1_bounds(Ls, width, heads)
     return pd.DataFrame({"depth L": Ls, "lower log3 sep": lower.round(2), "upper log3 sep": upper.round(1),
-                         "upper(L) / upper(L-1)": np.r_[np.nan, upper[1:] / upper[:-1]].round(3)}
+                         # depth 1 has no layer below it to compare with
+                         "upper(L) / upper(L-1)": ["\N{EM DASH}", *(f"{r:.3f}" for r in upper[1:] / upper[:-1])]}
                         ).set_index("depth L")
 
 
 def placed_models() -> pd.DataFrame:
-    """Published shapes (BERT, GPT-2, T5-11B and the GPT-3 family) with their threshold, the
-    number of their layers above it and the regime of their depth."""
+    """Published shapes (BERT, GPT-2, T5-11B and the GPT-3 family) with their source (author and
+    year), their threshold, the number of their layers above it and the regime of their depth."""
     real = [m for m in load_models() if m["name"] in PLACED]
     gpt3 = [{"name": g["name"], "depth": g["depth"], "width": g["width"], "heads": g["heads"],
              "source": "brown2020language"} for g in gpt3_table()]
     placed = pd.DataFrame([{k: m[k] for k in ("name", "depth", "width", "heads", "source")} for m in real + gpt3])
+    placed["source"] = sources(placed["source"])
     threshold = bounds.depth_threshold(placed["width"].to_numpy(float))
     placed["threshold log3 d_x"] = threshold.round(2)
     placed["layers above threshold"] = (placed["depth"] - np.floor(threshold)).astype(int)

@@ -46,7 +46,7 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     yscale = alt.Scale(type="log", domain=list(depth_range))
     base = alt.Chart(curve).encode(x=x)
     below = base.mark_area(opacity=0.18, color="#1f77b4").encode(
-        **band(x, alt.Y("floor:Q", scale=yscale, title="depth L"), "threshold:Q"))
+        **band(x, alt.Y("floor:Q", scale=yscale, title="depth L (layers)"), "threshold:Q"))
     above = base.mark_area(opacity=0.12, color="#d62728").encode(
         **band(x, alt.Y("threshold:Q", scale=yscale), "ceiling:Q"))
     line = base.mark_line(color="black").encode(y=alt.Y("threshold:Q", scale=yscale),
@@ -130,7 +130,7 @@ def bounds_chart(widths=(64, 256, 1024, 4096), heads=8, depth_range=(1.0, 24.0),
     color = alt.Color("width:N", sort=[f"d_x = {w:,}" for w in widths], title="width",
                       legend=alt.Legend(orient="bottom", columns=2))
     y = alt.Y("log3_sep:Q", scale=alt.Scale(type="log"), title="log3 sep (bounds)")
-    x = alt.X("depth:Q", title="depth L", scale=alt.Scale(domain=list(depth_range)))
+    x = alt.X("depth:Q", title="depth L (layers)", scale=alt.Scale(domain=list(depth_range)))
     lines = alt.Chart(df).mark_line().encode(
         x=x, y=y, color=color,
         strokeDash=alt.StrokeDash("bound:N", sort=["lower", "upper"], title="bound",
@@ -142,7 +142,14 @@ def bounds_chart(widths=(64, 256, 1024, 4096), heads=8, depth_range=(1.0, 24.0),
     rules = alt.Chart(th).mark_rule(strokeDash=[2, 2], opacity=0.7).encode(
         x="threshold:Q", color=color,  # the lines' encoding: one legend, no conflicting properties
         tooltip=["width:N", alt.Tooltip("threshold:Q", format=".2f", title="L_th = log3 d_x")])
-    return alt.layer(lines, rules).properties(width=560, height=340)
+    # Each width's name written above the right end of its upper bound, in its colour, so the
+    # lines can be told apart without the legend. The same colour encoding as the lines: a
+    # layer with legend=None would remove the legend the layers share.
+    ends = df[df["bound"] == "upper"].sort_values("depth").groupby("width", sort=False).tail(1)
+    names = alt.Chart(ends).mark_text(align="right", baseline="bottom", dy=-3, fontSize=11,
+                                      fontWeight="bold").encode(
+        x=x, y=y, color=color, text="width:N")
+    return alt.layer(lines, rules, names).properties(width=560, height=340)
 
 
 def _log3(e: str) -> str:
@@ -172,31 +179,33 @@ def vega_corollary1_expression(target: str, shallow: str = "shallow_depth", H: s
 
 def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, shallow_depth: int = 2,
                           max_depth: float = 40.0, step: float = 0.05):
-    """The bounds explorer for the static book: sliders for log10(width), heads, depth and
+    """The bounds explorer for the static book: sliders for log2(width), heads, depth and
     the shallow depth of Corollary 1, all Altair parameters bound to range inputs, so the
-    page recomputes in the browser with no kernel.
+    page recomputes in the browser with no kernel. The width is an integer, 2^log2_width
+    rounded: the slider starts at log2(``width``) exactly (so 1024 is 1024, not the 1,023 that
+    a log10 slider rounded to its step gave), and each step of 0.05 is a factor of 1.035.
 
     Draws the eq.-(7) band (blue, below the threshold) and the eq.-(8) band (red, above it)
     of log3 sep against depth for the chosen width and heads, the threshold L = log3 d_x, the
     chosen depth and shallow depth, and a text panel: regime, both bounds at the chosen
     depth, and the width Corollary 1 asks of a network of the shallow depth.
     """
-    lw = slider("log10_width", 1.5, 6.0, 0.05, round(float(np.log10(width)), 2), label="log10(width d_x)")
+    lw = slider("log2_width", 5, 20, 0.05, math.log2(width), label="log2(width d_x)")
     hp = slider("heads", 1, 64, 1, heads, label="heads H")
     dp = slider("depth", 1, int(max_depth), 1, depth, label="depth L")
     sp = slider("shallow_depth", 1, 12, 1, shallow_depth, label="shallow depth (Corollary 1)")
     params = [lw, hp, dp, sp]
-    w = "pow(10, log10_width)"
+    w = "round(pow(2, log2_width))"
     e = vega_bound_expressions(L="datum.L", w=w, H="heads")
     grid = pd.DataFrame({"L": np.round(np.arange(1.0, max_depth + step / 2, step), 6)})
     base = (alt.Chart(grid)
             .transform_calculate(th=_log3(w))
             .transform_calculate(**{k: v for k, v in e.items()}))
-    x = alt.X("L:Q", title="depth L", scale=alt.Scale(domain=[1, max_depth]))
+    x = alt.X("L:Q", title="depth L (layers)", scale=alt.Scale(domain=[1, max_depth]))
     y = alt.Scale(type="log", domain=[0.1, 1e8], clamp=True)
-    t1 = (base.transform_filter("datum.L < datum.th && heads < pow(10, log10_width)")
+    t1 = (base.transform_filter(f"datum.L < datum.th && heads < {w}")
           .transform_filter("datum.t1_lower > 0"))
-    t2 = (base.transform_filter("datum.L > datum.th && heads < pow(10, log10_width)")
+    t2 = (base.transform_filter(f"datum.L > datum.th && heads < {w}")
           .transform_filter("datum.t2_upper > 0")
           .transform_calculate(t2_lower_shown="max(datum.t2_lower, 0.1)"))
     band1 = t1.mark_area(opacity=0.25, color="#1f77b4").encode(
@@ -212,7 +221,7 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
         w=w, th=_log3(w), L="depth", Ls="shallow_depth")
     eL = vega_bound_expressions(L="depth", w=w, H="heads")
     one = one.transform_calculate(
-        ok="heads < pow(10, log10_width)",
+        ok=f"heads < {w}",
         regime="datum.L < datum.th ? 'depth-efficient (Theorem 1, eq. 7)' : "
                "(datum.L > datum.th ? 'depth and width alike (Theorem 2, eq. 8)' : 'on the threshold')",
         lower=f"depth < datum.th ? {eL['t1_lower']} : {eL['t2_lower']}",
@@ -222,7 +231,8 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
         line1="!datum.ok ? 'heads must be below the width' : 'd_x = ' + format(datum.w, ',.0f')"
               " + ', H = ' + heads + ': L_th = log3 d_x = ' + format(datum.th, '.2f')",
         line2="!datum.ok ? '' : 'L = ' + depth + ': ' + datum.regime",
-        line3="!datum.ok ? '' : format(datum.lower, ',.4~g') + ' <= log3 sep <= ' + format(datum.upper, ',.4~g')",
+        # 4 significant digits written in full (70,800, not 7.08e+4), as dwlib.fmt.value does
+        line3="!datum.ok ? '' : format(datum.lower, ',.4~r') + ' <= log3 sep <= ' + format(datum.upper, ',.4~r')",
         line4="!datum.ok ? '' : (depth >= datum.th ? 'Corollary 1 needs L < L_th' : "
               "(shallow_depth >= depth ? 'Corollary 1: pick a shallow depth below L' : "
               "(datum.lower <= 0 ? 'Corollary 1: deep lower bound not positive' : "
@@ -280,7 +290,7 @@ def bounds_panel(width: int, heads: int, depth: int, shallow_depth: int) -> str:
     lines = [f"width d<sub>x</sub> = {width:,}, heads H = {heads}: threshold L<sub>th</sub> = "
              f"log<sub>3</sub> d<sub>x</sub> = <b>{th:.2f}</b>.",
              f"Depth L = {depth} is <b>{which}</b> ({eq}): "
-             f"{b['lower']:,.4g} &le; log<sub>3</sub> sep &le; {b['upper']:,.4g}."]
+             f"{fmt.value(b['lower'])} &le; log<sub>3</sub> sep &le; {fmt.value(b['upper'])}."]
     note = fmt.heads_note(width, heads)
     if note:
         lines.append(f"<i>Note: {note}.</i>")

@@ -1,6 +1,6 @@
 """Charts of the trained sweeps (the experiments chapter): loss against size, transitions.
 
-Both work in the static book: the pair slider of :func:`loss_chart` is a bound Vega parameter.
+All work in the static book: the pair picker of :func:`loss_chart` is a bound Vega parameter.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 
 from dwlib.errors import require
-from dwlib.experiments.transition import fit_transitions, loss_table, pair_depth, transitions
-from dwlib.viz.render import slider
+from dwlib.experiments.transition import fit_transitions, loss_table, paired_gaps, pair_depth, transitions
 
 DEPTH_SCHEME = "viridis"
+USED, LEFT_OUT = "in the analysis", "left out: size stops paying"
 
 
 def json_list(values) -> str:
@@ -23,23 +23,31 @@ def json_list(values) -> str:
     return json.dumps(values)
 
 
-def loss_chart(records: list[dict], results: list[dict] | None = None, width: int = 480, height: int = 360):
+def loss_chart(records: list[dict], results: list[dict] | None = None, used: list[dict] | None = None,
+               width: int = 480, height: int = 360):
     """The Figure 2 analogue: final held-out loss against non-embedding budget, one line per
-    depth, error bars from seeds (mean -+ one standard deviation), with a slider that picks a
-    (shallow, deep) pair to highlight and marks its transition (if the pair crosses).
+    depth, error bars from seeds (mean -+ one standard deviation), with a choice of (shallow,
+    deep) pair (radio buttons labelled "6 vs 12", ...) that highlights the pair and marks its
+    transition (if the pair crosses).
 
     ``results``: the output of :func:`~dwlib.experiments.transition.transitions` (default:
-    adjacent pairs, computed here).
+    adjacent pairs, computed here). ``used``: the records the transitions were computed from,
+    when that is a subset (:func:`~dwlib.experiments.transition.size_limited`): the other points
+    are drawn as crosses joined by dashed lines, with a legend entry saying they are left out.
     """
     results = transitions(records) if results is None else results
     rows = [r for r in loss_table(records) if r["losses"]]
+    kept = None if used is None else {(r["depth"], r["width"]) for r in used}
     df = pd.DataFrame([{"depth": r["depth"], "width": r["width"], "budget": r["budget"], "loss": r["mean"],
                         "low": r["mean"] - (r["std"] if r["seeds"] > 1 else 0.0),
-                        "high": r["mean"] + (r["std"] if r["seeds"] > 1 else 0.0), "seeds": r["seeds"]}
+                        "high": r["mean"] + (r["std"] if r["seeds"] > 1 else 0.0), "seeds": r["seeds"],
+                        "point": USED if kept is None or (r["depth"], r["width"]) in kept else LEFT_OUT}
                        for r in rows])
     pairs = json_list([[t["shallow"], t["deep"]] for t in results])
     crossings = json_list([t["budget"] if t["budget"] is not None else -1 for t in results])
-    pick = slider("pair", 0, max(len(results) - 1, 0), 1, 0, label="pair (shallow, deep)")
+    pick = alt.param(name="pair", value=0, bind=alt.binding_radio(
+        options=list(range(len(results))), labels=[f"{t['shallow']} vs {t['deep']}" for t in results],
+        name="pair of depths "))
     in_pair = f"indexof({pairs}[pair], datum.depth) >= 0"
     span = [float(df["budget"].min()) / 1.25, float(df["budget"].max()) * 1.25]  # the measured range, a margin either side
     x = alt.X("budget:Q", scale=alt.Scale(type="log", domain=span, nice=False),
@@ -51,22 +59,88 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, width: in
     opacity = alt.Opacity("highlight:Q", scale=None, legend=None)
     tips = [alt.Tooltip("depth:O", title="L"), alt.Tooltip("width:Q", title="d_x"),
             alt.Tooltip("budget:Q", format=",", title="N"), alt.Tooltip("loss:Q", format=".4f", title="mean loss"),
-            alt.Tooltip("seeds:Q")]
-    lines = base.mark_line(point=True).encode(x=x, y=y, color=color, opacity=opacity, tooltip=tips)
-    bars = base.mark_errorbar(ticks=True).encode(x=x, y=alt.Y("low:Q", title=""), y2="high:Q", color=color,
-                                                  opacity=opacity)
+            alt.Tooltip("seeds:Q"), alt.Tooltip("point:N")]
+    layers = [base.mark_errorbar(ticks=True).encode(x=x, y=alt.Y("low:Q", title=""), y2="high:Q", color=color,
+                                                     opacity=opacity)]
+    if kept is not None and (df["point"] == LEFT_OUT).any():
+        # every point joined by a dashed line, the points used by a solid one drawn over it:
+        # only the segments to points left out stay dashed
+        layers.append(base.mark_line(strokeDash=[4, 3]).encode(x=x, y=y, color=color, opacity=opacity))
+    layers.append(base.transform_filter(f"datum.point == '{USED}'").mark_line().encode(
+        x=x, y=y, color=color, opacity=opacity))
+    shape = alt.Shape("point:N", scale=alt.Scale(domain=[USED, LEFT_OUT], range=["circle", "cross"]),
+                      title="points", legend=alt.Legend(orient="bottom", columns=1)
+                      if kept is not None and (df["point"] == LEFT_OUT).any() else None)
+    layers.append(base.mark_point(filled=True, size=45).encode(x=x, y=y, color=color, opacity=opacity,
+                                                               shape=shape, tooltip=tips))
     marker = (alt.Chart(pd.DataFrame({"i": [0]}))
               .transform_calculate(budget=f"{crossings}[pair]",
                                    text=f"'L = ' + {pairs}[pair][0] + ' vs ' + {pairs}[pair][1]"
                                         f" + ({crossings}[pair] > 0 ? ': transition at N = '"
                                         f" + format({crossings}[pair], '.3s') : ': no transition in range')"))
-    rule = marker.transform_filter("datum.budget > 0").mark_rule(color="#d62728", strokeDash=[5, 3]).encode(x=x)
-    note = marker.mark_text(align="left", x=8, y=10, fontSize=12, fontWeight="bold", color="#d62728",
-                            limit=alt.expr("width - 16")).encode(text="text:N")
-    return (alt.layer(bars, lines, rule, note).add_params(pick)
+    layers.append(marker.transform_filter("datum.budget > 0").mark_rule(color="#d62728", strokeDash=[5, 3])
+                  .encode(x=x))
+    layers.append(marker.mark_text(align="left", x=8, y=10, fontSize=12, fontWeight="bold", color="#d62728",
+                                   limit=alt.expr("width - 16")).encode(text="text:N"))
+    return (alt.layer(*layers).add_params(pick)
             .properties(width=width, height=height,
                         title=alt.Title("Loss against size at each depth", subtitle="seed mean ± std",
                                         anchor="start")))
+
+
+def gap_chart(records: list[dict], results: list[dict], width: int = 480, height: int = 320):
+    """The gap between the two depths of each pair against the budget: deep minus shallow
+    held-out loss, seed by seed (small points) and their mean (line), from
+    :func:`~dwlib.experiments.transition.paired_gaps`. Above zero the shallower network is
+    better; a pair's transition is where its line falls through zero, marked (with the seed
+    bootstrap's 16th-84th percentile as a horizontal bar) for each pair of ``results`` that
+    crosses. Unlike a chart of transition budgets, it shows the data when no pair crosses.
+    """
+    require(len(results) > 0, "gap_chart needs at least one pair")
+    names = [f"{t['shallow']} vs {t['deep']}" for t in results]
+    means, seeds = [], []
+    for t, name in zip(results, names):
+        for row in paired_gaps(records, t["shallow"], t["deep"]):
+            means.append({"pair": name, "budget": row["target_budget"], "gap": row["mean"],
+                          "seeds": len(row["gaps"])})
+            seeds += [{"pair": name, "budget": row["target_budget"], "gap": g, "seed": s}
+                      for s, g in row["gaps"].items()]
+    require(len(means) > 0, "gap_chart: no budget is measured at both depths of any pair")
+    budgets = [m["budget"] for m in means]
+    gaps = [s["gap"] for s in seeds]
+    span = [min(budgets) / 1.25, max(budgets) * 1.25]
+    top = max(max(gaps), 0.0)
+    bottom = min(min(gaps), 0.0)
+    pad = 0.08 * (top - bottom or 1.0)
+    xscale = alt.Scale(type="log", domain=span, nice=False)
+    x = alt.X("budget:Q", scale=xscale, axis=alt.Axis(format="~s", labelOverlap=True),
+              title="non-embedding parameters N (target budget)")
+    y = alt.Y("gap:Q", scale=alt.Scale(domain=[bottom - pad, top + pad], nice=False),
+              title="loss gap, deep − shallow (nats/token)")
+    color = alt.Color("pair:N", sort=names, scale=alt.Scale(scheme="dark2"), title="pair of depths",
+                      legend=alt.Legend(orient="bottom"))
+    zero = alt.Chart(pd.DataFrame({"gap": [0.0]})).mark_rule(color="black").encode(y=y)
+    sides = pd.DataFrame({"gap": [top + pad, bottom - pad], "text": ["deeper network worse", "deeper network better"],
+                          "baseline": ["top", "bottom"], "dy": [4, -4]})
+    # in the margins above and below the data: which side of zero means what
+    side_text = alt.Chart(sides).mark_text(align="left", fontSize=11, color="#555", fontStyle="italic",
+                                           baseline=alt.expr("datum.baseline"), dy=alt.expr("datum.dy")).encode(
+        x=alt.value(6), y=y, text="text:N")
+    tips = ["pair:N", alt.Tooltip("budget:Q", format=",", title="N"), alt.Tooltip("gap:Q", format=".3f")]
+    layers = [zero, side_text,
+              alt.Chart(pd.DataFrame(seeds)).mark_point(size=18, opacity=0.5).encode(
+                  x=x, y=y, color=color, tooltip=tips + ["seed:N"]),
+              alt.Chart(pd.DataFrame(means)).mark_line(point=True).encode(
+                  x=x, y=y, color=color, tooltip=tips + ["seeds:Q"])]
+    crossed = [{"pair": n, "budget": t["budget"], "low": t["budget_p16"] or t["budget"],
+                "high": t["budget_p84"] or t["budget"], "gap": 0.0}
+               for t, n in zip(results, names) if t["status"] == "crossing"]
+    if crossed:
+        c = alt.Chart(pd.DataFrame(crossed))
+        layers += [c.mark_rule(size=3).encode(x=alt.X("low:Q", scale=xscale), x2="high:Q", y=y, color=color),
+                   c.mark_point(shape="diamond", filled=True, size=110, stroke="black").encode(
+                       x=x, y=y, color=color, tooltip=["pair:N", alt.Tooltip("budget:Q", format=".3s")])]
+    return alt.layer(*layers).properties(width=width, height=height)
 
 
 def transition_chart(results: list[dict], depth_of_pair: str = "midpoint", width: int = 420, height: int = 300):

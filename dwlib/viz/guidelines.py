@@ -288,4 +288,4 @@ def advisor_widget(budget: float = 175e9, head_size: int = DEFAULT_HEAD_SIZE,
     head = ipywidgets.Dropdown(options=sizes_, value=int(head_size), description="head size",
                                style={"description_width": "initial"})
     return explorer(functools.partial(advisor_html, fit=fit, span=span),
-                    budget=log_slider("budget N", float(budget), 6, 13, 0.05), head_size=head)
+                    budget=log_slider("budget N", float(budget), 6, 13, 0.05, digits=3), head_size=head)

@@ -13,6 +13,7 @@ its panel), which JupyterLab shows instead until the notebook runs.
 from __future__ import annotations
 
 import html
+import re
 from typing import Callable
 
 import ipywidgets as widgets
@@ -26,10 +27,25 @@ def int_slider(description: str, value: int, min: int, max: int, step: int = 1) 
 
 
 def log_slider(description: str, value: float, min_exp: float, max_exp: float,
-               step: float = 0.1) -> widgets.FloatLogSlider:
+               step: float = 0.1, digits: int | None = None) -> widgets.FloatLogSlider:
+    """A slider over 10^min_exp to 10^max_exp, even in the exponent. Its readout writes the
+    value as a plain number: rounded to an integer (a width: 1024 reads '1024', where the
+    default readout writes '1.02e+3'), or to ``digits`` significant digits when given (a
+    budget: '175000000000'). No thousands separators there: the readout is editable and
+    ipywidgets reads it back with parseFloat, which stops at a comma ('1,024' -> 1)."""
     return widgets.FloatLogSlider(value=value, base=10, min=min_exp, max=max_exp, step=step,
                                   description=description, continuous_update=False,
+                                  readout_format=".0f" if digits is None else f".{digits}r",
                                   style={"description_width": "initial"})
+
+
+def readout(w: widgets.ValueWidget) -> str:
+    """A control's value for the snapshot: rounded as its readout rounds it
+    (:func:`log_slider`'s formats), written with separators ('1,024')."""
+    if isinstance(w, widgets.FloatLogSlider):
+        digits = re.fullmatch(r"\.(\d+)r", w.readout_format)
+        return fmt.value(float(w.value), int(digits[1])) if digits else fmt.integer(w.value)
+    return fmt.value(w.value)
 
 
 class Explorer(widgets.VBox):
@@ -38,7 +54,7 @@ class Explorer(widgets.VBox):
     def snapshot_html(self) -> str:
         """The controls' current values, then the panel's HTML (what a static reader needs)."""
         controls, panel = self.children
-        values = ", ".join(f"{html.escape(w.description)} = {html.escape(fmt.value(w.value))}" for w in controls.children)
+        values = ", ".join(f"{html.escape(w.description)} = {html.escape(readout(w))}" for w in controls.children)
         return (f'<div class="dw-explorer-snapshot"><p><em>Shown for {values}: '
                 f"run the notebook to move the controls.</em></p>{panel.value}</div>")
 

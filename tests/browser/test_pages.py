@@ -1,6 +1,7 @@
 """Open every page of the built book in headless Chromium, offline, and check it works.
 
-Needs `make book` first (the Makefile's `browser` target does it). Chromium comes from
+Needs `make book` first (the Makefile's `browser` target does it), or a book built elsewhere
+named by DWLIB_BOOK_HTML (its html directory). Chromium comes from
 Debian's package; Playwright's Python package drives it through `executable_path` and
 never downloads a browser. Every page is opened at a phone's width (390 px) and a desktop's
 (1280 px). Per page and width: it loads, raises no page error and logs no console error or
@@ -8,13 +9,18 @@ warning, asks for nothing beyond localhost, every formula is typeset by MathJax 
 display numbered twice), every Altair
 chart draws marks and fits its column (before and after its sliders move), every slider track
 (saved widget or chart binding) is usable and inside the column, the page never scrolls
-sideways, every saved widget renders, and moving any bound slider of any chart redraws it.
+sideways, every saved widget renders, and moving any bound input (slider, radio button, menu)
+of any chart redraws it. Every chart and image sits in a figure numbered "Figure N" or
+"Figure N.M" with a caption; no table cell ends in an ellipsis ("..." or its one-character
+form); and on the desktop page no code block scrolls sideways (a line wider than its column).
+test_page_checks_catch_a_broken_page shows that these checks fail on a page that breaks them.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import os
 import re
 import threading
 from pathlib import Path
@@ -24,7 +30,9 @@ import pytest
 from conftest import LOCAL_HOSTS  # tests/conftest.py, which also holds the `browser` fixture
 
 ROOT = Path(__file__).resolve().parents[2]
-HTML = ROOT / "_build" / "html"
+# The built book's html directory: DWLIB_BOOK_HTML for a book built elsewhere (a helper's
+# `jupyter-book build --path-output DIR` writes DIR/_build/html).
+HTML = Path(os.environ.get("DWLIB_BOOK_HTML") or ROOT / "_build" / "html").resolve()
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
 MIN_TRACK_PX = 80  # a slider's track narrower than this is hard to use on a touch screen
 # The one console message allowed, by its exact start: @jupyter-widgets/html-manager 1.0.15
@@ -42,6 +50,9 @@ PAGE_PROBLEMS = {
     "chartsEmpty": "charts drew nothing: {}",
     "chartsUnfitted": "{} charts never fitted to their column",
     "viewsUnrendered": "{} saved widget views did not render",
+    "figuresUnnumbered": "charts, images or figures without a numbered caption ('Figure N.M' and text): {}",
+    "tableEllipses": "table cells cut off with an ellipsis: {}",
+    "codeOverflow": "code blocks wider than their column (they scroll sideways): {}",
 }
 PAGES = sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
                if "_static" not in p.parts and "_sources" not in p.parts) if HTML.is_dir() else []
@@ -145,6 +156,70 @@ def _layout_problems(page) -> list[str]:
     return out
 
 
+# What the page check measures (PAGE_PROBLEMS names what a non-empty value means). The
+# figures, tables and code are those of the article (the whole body on a page without one);
+# code is measured only on the desktop page, where no code line should need a scrollbar.
+_PAGE_JS = r"""(desktop) => {
+  const article = document.querySelector('article.bd-article') || document.body;
+  const numberedFigure = f => {
+    const caption = f && [...f.children].find(c => c.tagName === 'FIGCAPTION');
+    const number = caption && caption.querySelector('.caption-number');
+    const text = caption && caption.querySelector('.caption-text');
+    return !!(number && /^Figure \d+(\.\d+)*$/.test(number.textContent.trim())
+              && text && text.textContent.trim());
+  };
+  const charts = [...article.querySelectorAll('.dw-chart')];
+  return {
+    math: document.querySelectorAll('div.math, span.math').length,
+    mathUntypeset: [...document.querySelectorAll('div.math, span.math')]
+      .filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 60)),
+    mathErrors: document.querySelectorAll('mjx-merror').length,
+    // a display numbered twice: Sphinx's number beside a \tag, or two tags
+    mathTwoNumbers: [...document.querySelectorAll('div.math')].filter(m =>
+      m.querySelectorAll('span.eqno').length + m.querySelectorAll('mjx-assistive-mml mlabeledtr').length > 1)
+      .map(m => m.textContent.slice(0, 60)),
+    mathClipped: [...document.querySelectorAll('mjx-container[display=true]')].filter(m => {
+      const f = m.getBoundingClientRect(), box = m.parentElement.getBoundingClientRect();
+      const wider = f.left < box.left - 1 || f.right > box.right + 1;
+      // a formula wider than its box is cut off unless the box scrolls sideways
+      return wider && !['auto', 'scroll'].includes(getComputedStyle(m.parentElement).overflowX);
+    }).map(m => m.textContent.slice(0, 60)),
+    charts: document.querySelectorAll('.dw-chart').length,
+    chartsEmpty: [...document.querySelectorAll('.dw-chart')].filter(c => {
+      const m = c.querySelector('svg.marks, canvas.marks');
+      if (!m) return true;
+      return m.tagName === 'svg' ? m.querySelectorAll('path, rect, text, line, circle, symbol').length === 0
+                                 : m.width === 0;
+    }).map((c, i) => i + 1),
+    chartsUnfitted: [...document.querySelectorAll('.dw-chart')].filter(c => !c.dataset.dwFit).length,
+    chartErrors: [...document.querySelectorAll('.dw-chart-error')].map(e => e.textContent),
+    views: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
+    viewsUnrendered: [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
+      .filter(s => !(s.previousElementSibling && s.previousElementSibling.querySelector(
+        '.widget-container, .jupyter-widgets, .widget-inline-hbox, .widget-html'))).length,
+    figuresUnnumbered: [
+      ...charts.map((c, i) => numberedFigure(c.closest('figure')) ? null : `chart ${i + 1}`),
+      ...[...article.querySelectorAll('img')].map(im =>
+        numberedFigure(im.closest('figure')) ? null : `image ${im.getAttribute('src').slice(0, 40)}`),
+      ...[...article.querySelectorAll('figure')].map((f, i) =>
+        numberedFigure(f) ? null : `figure ${f.id || i + 1}`),
+    ].filter(Boolean),
+    tableEllipses: [...article.querySelectorAll('td, th')].map(c => c.textContent.trim())
+      .filter(t => t.endsWith('\u2026') || t.endsWith('...')).map(t => t.slice(-60)),
+    codeOverflow: desktop ? [...article.querySelectorAll('pre')].filter(p => p.scrollWidth > p.clientWidth + 1)
+      .map(p => `${p.scrollWidth} px in ${p.clientWidth}: `
+                + p.textContent.split('\n').reduce((a, b) => (b.length > a.length ? b : a), '').slice(0, 60))
+      : [],
+  };
+}"""
+
+
+def _page_problems(page, viewport) -> list[str]:
+    """The page's problems by the measures of :data:`PAGE_PROBLEMS`."""
+    info = page.evaluate(_PAGE_JS, viewport == "desktop")
+    return [message.format(info[key]) for key, message in PAGE_PROBLEMS.items() if info[key]]
+
+
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 @pytest.mark.parametrize("path", PAGES)
 def test_page(server, browser, path, viewport):
@@ -157,42 +232,11 @@ def test_page(server, browser, path, viewport):
             _wait_drawn(page)
         except Exception:  # report what is missing below instead of a bare timeout
             pass
-        info = page.evaluate(
-            """() => ({
-              math: document.querySelectorAll('div.math, span.math').length,
-              mathUntypeset: [...document.querySelectorAll('div.math, span.math')]
-                 .filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 60)),
-              mathErrors: document.querySelectorAll('mjx-merror').length,
-              // a display numbered twice: Sphinx's number beside a \\tag, or two tags
-              mathTwoNumbers: [...document.querySelectorAll('div.math')].filter(m =>
-                 m.querySelectorAll('span.eqno').length + m.querySelectorAll('mjx-assistive-mml mlabeledtr').length > 1)
-                 .map(m => m.textContent.slice(0, 60)),
-              mathClipped: [...document.querySelectorAll('mjx-container[display=true]')].filter(m => {
-                 const f = m.getBoundingClientRect(), box = m.parentElement.getBoundingClientRect();
-                 const wider = f.left < box.left - 1 || f.right > box.right + 1;
-                 // a formula wider than its box is cut off unless the box scrolls sideways
-                 return wider && !['auto', 'scroll'].includes(getComputedStyle(m.parentElement).overflowX);
-              }).map(m => m.textContent.slice(0, 60)),
-              charts: document.querySelectorAll('.dw-chart').length,
-              chartsEmpty: [...document.querySelectorAll('.dw-chart')].filter(c => {
-                 const m = c.querySelector('svg.marks, canvas.marks');
-                 if (!m) return true;
-                 return m.tagName === 'svg' ? m.querySelectorAll('path, rect, text, line, circle, symbol').length === 0
-                                            : m.width === 0;
-              }).map((c, i) => i + 1),
-              chartsUnfitted: [...document.querySelectorAll('.dw-chart')].filter(c => !c.dataset.dwFit).length,
-              chartErrors: [...document.querySelectorAll('.dw-chart-error')].map(e => e.textContent),
-              views: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
-              viewsUnrendered: [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
-                 .filter(s => !(s.previousElementSibling && s.previousElementSibling.querySelector(
-                    '.widget-container, .jupyter-widgets, .widget-inline-hbox, .widget-html'))).length,
-            })"""
-        )
-        failures = [message.format(info[key]) for key, message in PAGE_PROBLEMS.items() if info[key]]
+        failures = _page_problems(page, viewport)
         failures += _layout_problems(page)
-        still = _sliders_that_do_not_redraw(page)
+        still = _inputs_that_do_not_redraw(page)
         if still:
-            failures.append(f"moving these bound sliders did not change their chart: {still}")
+            failures.append(f"moving these bound inputs did not change their chart: {still}")
         # With every slider at an end, the charts (a marker's note, say) still fit the column.
         failures += [f"after moving the sliders, {p}" for p in _layout_problems(page) if p.startswith("wider")]
         failures += problems  # console messages, page errors and requests, sliders' included
@@ -201,27 +245,47 @@ def test_page(server, browser, path, viewport):
         page.close()
 
 
-def _sliders_that_do_not_redraw(page) -> list[str]:
-    """Move every bound slider of every chart on the page to its far end, one at a time, and
-    return 'chart k: slider name' for each whose chart's marks did not change (k counts the
-    charts with sliders)."""
-    charts = page.locator(".dw-chart", has=page.locator(".vega-bindings input[type=range]"))
+# A chart's bound inputs: range sliders, radio buttons (one per option) and menus.
+_BOUND = ".vega-bindings input[type=range], .vega-bindings input[type=radio], .vega-bindings select"
+
+
+def _inputs_that_do_not_redraw(page) -> list[str]:
+    """Move every bound input of every chart on the page, one at a time (a slider to its far
+    end, the last radio button of a group that is not checked, a menu's option that is not
+    selected) and return 'chart k: input name' for each whose chart's marks did not change
+    (k counts the charts with bound inputs)."""
+    charts = page.locator(".dw-chart", has=page.locator(_BOUND))
     bad = []
     for c in range(charts.count()):
         chart = charts.nth(c)
-        sliders = chart.locator(".vega-bindings input[type=range]")
-        for s in range(sliders.count()):
+        count = chart.evaluate("""(el, sel) => {
+            const seen = new Set();  // one radio group counts once
+            return [...el.querySelectorAll(sel)].filter(i => i.type !== 'radio'
+              || (!seen.has(i.name) && seen.add(i.name))).length; }""", _BOUND)
+        for s in range(count):
             before = chart.locator("svg.marks, canvas.marks").first.inner_html()
-            name = page.evaluate(
-                """([el, i]) => {
-                  const s = el.querySelectorAll('.vega-bindings input[type=range]')[i];
-                  const lo = parseFloat(s.min), hi = parseFloat(s.max), v = parseFloat(s.value);
-                  s.value = String(Math.abs(v - lo) > Math.abs(hi - v) ? lo : hi);
-                  s.dispatchEvent(new Event('input', {bubbles: true}));
-                  s.dispatchEvent(new Event('change', {bubbles: true}));
-                  return s.name || (s.closest('.vega-bind') || s.parentElement).textContent.trim().slice(0, 40);
+            name = chart.evaluate(
+                """(el, [sel, i]) => {
+                  const seen = new Set();
+                  const s = [...el.querySelectorAll(sel)].filter(x => x.type !== 'radio'
+                    || (!seen.has(x.name) && seen.add(x.name)))[i];
+                  const label = s.name || (s.closest('.vega-bind') || s.parentElement).textContent.trim().slice(0, 40);
+                  let target = s;
+                  if (s.type === 'range') {
+                    const lo = parseFloat(s.min), hi = parseFloat(s.max), v = parseFloat(s.value);
+                    s.value = String(Math.abs(v - lo) > Math.abs(hi - v) ? lo : hi);
+                  } else if (s.type === 'radio') {
+                    const group = [...el.querySelectorAll(`input[type=radio][name="${s.name}"]`)];
+                    target = group.filter(r => !r.checked).pop();
+                    target.checked = true;
+                  } else {
+                    s.selectedIndex = s.options.length - 1 === s.selectedIndex ? 0 : s.options.length - 1;
+                  }
+                  target.dispatchEvent(new Event('input', {bubbles: true}));
+                  target.dispatchEvent(new Event('change', {bubbles: true}));
+                  return label;
                 }""",
-                [chart.element_handle(), s],
+                [_BOUND, s],
             )
             page.wait_for_timeout(300)
             if chart.locator("svg.marks, canvas.marks").first.inner_html() == before:
@@ -273,3 +337,51 @@ def test_charts_refit_when_the_column_changes(server, browser):
     finally:
         page.close()
 
+
+
+# A page that breaks each of the checks on figures, equations, tables and code once, and the
+# same page done right. The chart is a stand-in (a container with marks), drawn by nothing.
+_CHART = '<div class="dw-chart" data-dw-fit="600"><svg class="marks"><path d="M0,0L9,9"/></svg></div>'
+_BROKEN = f"""<!DOCTYPE html><html><body><article class="bd-article" style="width: 600px">
+<div class="cell_output">{_CHART}</div>
+<figure id="fig-no-number"><div>{_CHART}</div><figcaption><p>A caption, but no number.</p></figcaption></figure>
+<figure id="fig-no-text"><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="><figcaption><p>
+  <span class="caption-number">Figure 2.2 </span><span class="caption-text"> </span></p></figcaption></figure>
+<div class="math"><span class="eqno">(1)</span>x = y<span class="eqno">(2)</span></div>
+<table><tr><td>a cell cut off at the end of the col\u2026</td><td>or with three dots...</td><td>whole</td></tr></table>
+<div class="highlight"><pre>result = some_function(with_a_long_argument_list, that_runs, far_past, the_right_edge, of_the_column, and_on, and_on)</pre></div>
+</article></body></html>"""
+_FIXED = f"""<!DOCTYPE html><html><body><article class="bd-article" style="width: 600px">
+<figure id="fig-chart"><div>{_CHART}</div><figcaption><p><span class="caption-number">Figure 2.1 </span>
+  <span class="caption-text">What the chart shows and how to read it.</span></p></figcaption></figure>
+<figure id="fig-image"><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="><figcaption><p>
+  <span class="caption-number">Figure 1 </span><span class="caption-text">An image.</span></p></figcaption></figure>
+<div class="math">x = y<span class="eqno">(2)</span></div>
+<table><tr><td>a whole cell</td><td>ellipses inside... are fine</td></tr></table>
+<div class="highlight"><pre>result = some_function(with_a_long_argument_list,
+                       that_runs, within, the_column)</pre></div>
+</article></body></html>"""
+_NEW_CHECKS = ["figuresUnnumbered", "mathTwoNumbers", "tableEllipses", "codeOverflow"]
+
+
+def test_page_checks_catch_a_broken_page(browser):
+    """The measures of figures, equation numbers, table cells and code lines fire on a page
+    that breaks them (each offender named) and stay quiet on the same page done right; code
+    width is measured on the desktop page only."""
+    page = browser.new_page(viewport=VIEWPORTS["desktop"])
+    try:
+        page.set_content(_BROKEN)
+        info = page.evaluate(_PAGE_JS, True)
+        assert info["figuresUnnumbered"] == ["chart 1", "chart 2", "image data:image/gif;base64,R0lGODlhAQABAAAAAC",
+                                             "figure fig-no-number", "figure fig-no-text"]
+        assert info["mathTwoNumbers"] == ["(1)x = y(2)"]
+        assert info["tableEllipses"] == ["a cell cut off at the end of the col\u2026", "or with three dots..."]
+        assert len(info["codeOverflow"]) == 1 and " px in 600: result = some_function(" in info["codeOverflow"][0]
+        problems = _page_problems(page, "desktop")
+        assert all(any(PAGE_PROBLEMS[key].split(":")[0] in p for p in problems) for key in _NEW_CHECKS), problems
+        assert page.evaluate(_PAGE_JS, False)["codeOverflow"] == []  # the phone page: not measured
+        page.set_content(_FIXED)
+        info = page.evaluate(_PAGE_JS, True)
+        assert {key: info[key] for key in _NEW_CHECKS} == {key: [] for key in _NEW_CHECKS}
+    finally:
+        page.close()

@@ -1,0 +1,322 @@
+"""The paper's claims beside this book's numbers, one row per claim, in one table.
+
+Each row names a claim, the paper's number with where it stands (the paper, or the authors'
+summary of it), the book's number, computed here by the same dwlib code as the chapter that
+checks it, and the agreement, decided by a stated rule from the two. The paper's numbers are the
+constants dwlib already holds (:data:`dwlib.core.bounds.PAPER_COROLLARY1`,
+:data:`dwlib.experiments.catalogue.AUTHORS_1T_DEPTH`, the fit of :mod:`dwlib.core.fit`) or, for
+the qualitative claims, the paper's words. :func:`rows` builds the table, :func:`markdown` writes
+it for the book (MyST: citations and chapter links), :func:`numbers` counts the verdicts.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter
+
+import pandas as pd
+from flax import nnx
+
+from dwlib import fmt
+from dwlib.book import analysed_model, discussion, experiments, seprank_measurements, two_regimes
+from dwlib.core import bounds, sizes
+from dwlib.core.fit import AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_REL_TOL
+from dwlib.experiments import seprank_sweep
+from dwlib.experiments import transition as tr
+from dwlib.experiments.catalogue import AUTHORS_1T_DEPTH, AUTHORS_1T_WIDTH, gpt3_table, trillion_projection
+from dwlib.train.model import Decoder, ModelConfig, count_parameters
+
+#: the verdicts a row can have, in the order the chapter counts them
+VERDICTS = ("agrees", "agrees within the tolerance", "partly", "differs", "not testable here")
+PAPER = "{cite}`levine2020depth`"
+SUMMARY = "{cite}`levine2020summary`"
+
+
+def _sci(x: float, digits: int = 2) -> str:
+    """2e+17 as 2 × 10^17, 7.3e+15 as 7.3 × 10^15 (``digits`` significant digits)."""
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa} × 10^{int(exponent)}"
+
+
+def _row(claim, chapter, paper, book, verdict, group):
+    assert verdict in VERDICTS, verdict
+    return {"group": group, "claim": claim, "chapter": chapter, "paper": paper, "book": book, "agreement": verdict}
+
+
+# ---------------------------------------------------------------------------------------------
+# Theory
+
+def threshold_row() -> dict:
+    """Corollary 1's example network (d_x = 1000, L = 6) lies below its depth threshold."""
+    W, L = bounds.PAPER_COROLLARY1["width"], bounds.PAPER_COROLLARY1["depth"]
+    th = bounds.depth_threshold(W)
+    return _row(f"depth {L} at width {W} is below the threshold L_th = log3 d_x", "two_regimes",
+                f"yes, L = {L} \"under the depth-efficiency threshold\" (section 4.1) {PAPER}",
+                f"log3 {W} = {th:.2f} > {L}", "agrees" if L < th else "differs", "theory")
+
+
+def corollary1_rows() -> list[dict]:
+    """The widths Corollary 1 asks of a depth-2 and a depth-3 network replacing the paper's
+    depth-6 example; the paper states one significant digit, so a width agrees when it rounds
+    to the same (lies in [1.5, 2.5) x 10^k for the paper's 2 x 10^k)."""
+    p = bounds.PAPER_COROLLARY1
+    out = []
+    for Ls, stated in sorted(p["shallow"].items()):
+        w = bounds.corollary1_width(p["width"], p["heads"], p["depth"], Ls)["width"]
+        lo, hi = 0.75 * stated, 1.25 * stated
+        ok = lo <= w < hi
+        gap = math.log10(stated / w)
+        out.append(_row(f"Corollary 1: width a depth-{Ls} network needs to match depth {p['depth']} "
+                        f"(d_x = {p['width']}, H = {p['heads']})", "corollaries",
+                        f"≃ {_sci(stated, 1)} (section 4.1) {PAPER}", f"{_sci(w)} (eq. (7) as printed)",
+                        "agrees" if ok else "differs", "theory")
+                   | {"note": "" if ok else f"{abs(gap):.1f} orders of magnitude {'smaller' if gap > 0 else 'larger'}"})
+    return out
+
+
+def double_exponential_row() -> dict:
+    """How the log of the required width grows as a layer is removed (depth 3 to depth 2):
+    from the paper's two stated widths, and from eq. (7) (where it is (3^3 - 1) / (3^2 - 1))."""
+    p = bounds.PAPER_COROLLARY1
+    H = p["heads"]
+    paper = math.log(p["shallow"][2] + H) / math.log(p["shallow"][3] + H)
+    w = {Ls: bounds.corollary1_width(p["width"], H, p["depth"], Ls)["width"] for Ls in (2, 3)}
+    book = math.log(w[2] + H) / math.log(w[3] + H)
+    return _row("Corollary 1: removing a layer multiplies log(d_s + H) by about 3 (w ∝ exp(exp(d)))",
+                "corollaries", f"{paper:.3f}, from its two widths (section 4.1) {PAPER}",
+                f"{book:.3f}, from eq. (7)", "agrees" if abs(paper / book - 1) < 0.01 else "differs", "theory")
+
+
+def layer_factor_row() -> dict:
+    """Below the threshold each layer multiplies the bounds on log3 sep by about 3 (eq. 7's 3^L),
+    at the chapter's network (width 1024, 16 heads), depth 5 to 6."""
+    ratio = two_regimes.numbers()["tr_ratio"]
+    return _row("below the threshold, a layer multiplies log3 sep by about 3 (Theorem 1)", "two_regimes",
+                f"3, the factor 3^L of eq. (7) {PAPER}", f"{ratio:.3f} (upper bound, d_x = 1024, depth 5 to 6)",
+                "agrees" if abs(ratio - 3) < 0.05 else "differs", "theory")
+
+
+@functools.cache
+def _seprank() -> tuple[dict, dict]:
+    data = seprank_sweep.load()
+    return data, seprank_measurements.chapter(data)[1]
+
+
+def one_layer_row() -> dict:
+    """One layer's separation rank is linear in d_x: the measured grid ranks at depth 1."""
+    data, _ = _seprank()
+    one = [r for r in data["ranks"] if r["depth"] == 1 and r["heads"] == 1]
+    ok = bool(one) and all(r["rank"] == r["width"] + 1 for r in one)
+    widths = sorted(r["width"] for r in one)
+    return _row("one layer's separation rank is linear in d_x (section 4.2)", "seprank_measurements",
+                f"linear in H and d_x; eq. (7) at L = 1: at most d_x + H {PAPER}",
+                f"measured d_x + 1 at H = 1, widths {widths[0]} to {widths[-1]} ({len(one)} of {len(one)})"
+                if ok else "measured ranks are not all d_x + 1", "agrees" if ok else "differs", "theory")
+
+
+def proposition1_row() -> dict:
+    """Proposition 1: every balanced partition gives the same separation rank."""
+    _, n = _seprank()
+    ok = n["sm_p1_equal"] == "equal"
+    return _row("Proposition 1: the same separation rank for every balanced partition", "seprank_measurements",
+                f"equal (eq. (6)) {PAPER}", f"grid ranks {n['sm_p1_equal']} over {n['sm_p1_n']} balanced partitions",
+                "agrees" if ok else "differs", "theory")
+
+
+def counting_row() -> dict:
+    """Eq. (4): C = (3^L - 1)/2 summed indices, read back from the network itself."""
+    table, n = analysed_model.counting(depths=(1, 2, 3, 4), positions=(2, 3))
+    depths = sorted({L for L, _ in table.index})
+    return _row("eq. (4): a depth-L network sums over C = (3^L - 1)/2 indices", "analysed_model",
+                f"C = (3^L - 1)/2 {PAPER}", f"read back from the network's output at depths {depths[0]} to {depths[-1]}: "
+                + ("all equal" if n["count_ok"] else "not all equal"), "agrees" if n["count_ok"] else "differs", "theory")
+
+
+def degree_row() -> dict:
+    """The degree of the analysed network's output: the paper's 3^L - 1 against the measured
+    degrees (total, and in one other position's input)."""
+    table, _ = analysed_model.degrees(depths=(1, 2))
+    total = (table["degree in all inputs"] == table["3^L"]).all()
+    other = (table["degree in x^k alone (k != i)"] == table["2C = 3^L - 1"]).all()
+    verdict = "partly" if total and other else "differs"
+    return _row("the output is a polynomial of degree 2C = 3^L - 1 (proof sketch of Theorem 2)", "analysed_model",
+                f"3^L - 1 {PAPER}", "measured at depths 1 and 2: 3^L in all inputs together, 3^L - 1 in one "
+                "other position's input" if total and other else "measured degrees differ from both",
+                verdict, "theory")
+
+
+# ---------------------------------------------------------------------------------------------
+# Experiments
+
+def size_count_row(depth: int = 4, width: int = 64, heads: int = 8) -> dict:
+    """The non-embedding size 12 L d_x^2, counted on the parameters of dwlib's decoder (their
+    shapes: ``nnx.eval_shape`` builds the model without computing its initial weights)."""
+    cfg = ModelConfig(vocab_size=1000, seq_len=64, depth=depth, width=width, heads=heads)
+    model = nnx.eval_shape(lambda: Decoder(cfg, rngs=nnx.Rngs(0)))
+    counted = count_parameters(model)["non_embedding"]
+    formula = sizes.budget(depth, width)
+    return _row("non-embedding size N = 12 L d_x^2 (section 1, Figure 2)", "experiments",
+                f"12 L d_x^2 = {formula:,} at L = {depth}, d_x = {width} {PAPER}",
+                f"{counted:,} weight-matrix entries in dwlib's decoder of that shape",
+                "agrees" if counted == formula else "differs", "experiments")
+
+
+def figure1_row() -> dict:
+    """Kaplan et al.'s ablation (the paper's Figure 1): published as a plot, not as data."""
+    return _row("Figure 1: depth efficiency for L ≤ 6 at widths ≥ 200 in Kaplan et al.'s ablation", "discussion",
+                f"read off Kaplan et al.'s plot {PAPER}; {{cite}}`kaplan2020scaling`",
+                "not redrawn: the ablation's losses were published only as a plot", "not testable here", "experiments")
+
+
+def small_sizes_row() -> dict:
+    """At the smallest budget both depths reach, the deeper network of each adjacent pair of the
+    stored sweeps has the higher held-out loss, seed by seed."""
+    n = discussion.numbers()
+    ok = n["ds_n_worse_all_seeds"] == n["ds_n_pairs"]
+    return _row("at small sizes a deeper network does no better (Figure 2), or worse (summary)", "discussion",
+                f"comparable, 6 vs 12 and 12 vs 24 {PAPER}; worse {SUMMARY}",
+                f"worse in {n['ds_n_worse_all_seeds']} of {n['ds_n_pairs']} pairs, every seed, "
+                f"by {n['ds_gap_min']:.2f} to {n['ds_gap_max']:.2f} nats",
+                "agrees" if ok else "partly" if n["ds_n_worse_all_seeds"] else "differs", "experiments")
+
+
+def _crossings(name: str) -> tuple[list[dict], list[dict]]:
+    results = experiments.sweep(name).results
+    return [t for t in results if t["status"] == "crossing"], results
+
+
+def transitions_row() -> dict:
+    """Past a transition size the deeper network wins, for 6 vs 12 and 12 vs 24 (Figure 2); the
+    GPU slice trains those pairs, the CPU grid depths 1 to 8."""
+    parts, n_cross, n_all = [], 0, 0
+    for name, label in (("gpu-slice", "GPU slice"), ("mini", "CPU grid")):
+        crossed, results = _crossings(name)
+        n_cross, n_all = n_cross + len(crossed), n_all + len(results)
+        # the margin at the largest budget, and the caveat the experiments chapter works out
+        where = ", ".join(f"{t['shallow']} vs {t['deep']} near {fmt.count(t['budget'])}, the deeper ahead by "
+                          f"{-t['gap_at_high']:.3f} nats at the largest budget, on a training split its "
+                          "runs pass over more than once" for t in crossed)
+        parts.append(f"{label}: {len(crossed)} of {len(results)} pairs cross" + (f" ({where})" if where else ""))
+    verdict = "agrees" if n_cross == n_all else "partly" if n_cross else "differs"
+    return _row("past a transition size the deeper network wins (Figure 2)", "experiments",
+                f"both pairs, 6 vs 12 and 12 vs 24, cross {PAPER}", "; ".join(parts), verdict, "experiments")
+
+
+def transition_order_row() -> dict:
+    """The 12 vs 24 transition lies at a larger size than the 6 vs 12 one (Figure 2's caption)."""
+    _, results = _crossings("gpu-slice")
+    t = {(r["shallow"], r["deep"]): r for r in results}
+    a, b = t[(6, 12)], t[(12, 24)]
+    if a["budget"] is not None and b["budget"] is not None:
+        verdict, text = ("agrees" if b["budget"] > a["budget"] else "differs"), \
+            f"{fmt.count(a['budget'])} and {fmt.count(b['budget'])}"
+    elif a["budget"] is not None:
+        later = b["range"][1] > a["budget"]
+        verdict = "partly" if later else "not testable here"
+        text = (f"6 vs 12 near {fmt.count(a['budget'])}; 12 vs 24 not crossed up to {fmt.count(b['range'][1])}"
+                + (" (consistent, not shown)" if later else ""))
+    else:
+        verdict, text = "not testable here", "6 vs 12 does not cross in the measured range"
+    return _row("the 12 vs 24 transition lies at a larger size than the 6 vs 12 one (Figure 2)", "experiments",
+                f"yes {PAPER}", text, verdict, "experiments")
+
+
+def fit_slope_row() -> dict:
+    """The transition size grows exponentially with depth: the authors' fitted slope against a
+    fit to this book's transitions (possible only where two adjacent pairs cross)."""
+    fits = {name: tr.fit_transitions(experiments.sweep(name).results) for name in ("mini", "gpu-slice")}
+    own = {k: f.fit.depth_slope for k, f in fits.items() if f is not None}
+    n_cross = sum(len(_crossings(name)[0]) for name in fits)
+    text = ("; ".join(f"{k}: {b:.4f}" for k, b in own.items()) if own else
+            f"no fit: {n_cross} crossing pair{'s' if n_cross != 1 else ''}, a slope needs two per sweep")
+    verdict = "not testable here" if not own else (
+        "agrees" if any(abs(b / AUTHORS_FIT.depth_slope - 1) < 0.25 for b in own.values()) else "differs")
+    return _row("the transition size grows exponentially with depth: slope b of log width per layer", "guidelines",
+                f"b = {AUTHORS_FIT.depth_slope} (fit over depths 6 to 48) {SUMMARY}", text, verdict, "experiments")
+
+
+# ---------------------------------------------------------------------------------------------
+# Guidelines
+
+def gpt3_rows() -> list[dict]:
+    """The authors' verdicts on GPT-3: the sizes up to about 10B too shallow, 175B too deep."""
+    gpt3 = gpt3_table()
+    small = [g for g in gpt3 if g["budget"] < 10e9]
+    n_shallow = sum(g["verdict"] == "too shallow" for g in small)
+    big = next(g for g in gpt3 if g["name"] == "GPT-3 175B")
+    return [
+        _row("GPT-3 models up to about 10B parameters are too shallow", "guidelines", f"too shallow {SUMMARY}",
+             f"{n_shallow} of {len(small)} below 10B too shallow, depth {min(g['depth_ratio'] for g in small):.2f} "
+             f"to {max(g['depth_ratio'] for g in small):.2f} of the optimum",
+             "agrees" if n_shallow == len(small) else "partly" if n_shallow else "differs", "guidelines"),
+        _row("GPT-3 175B is too deep for its size", "guidelines", f"too deep {SUMMARY}",
+             f"{big['verdict']}: {big['depth']} layers against the optimum {big['optimal_depth']:.1f}",
+             "agrees" if big["verdict"] == "too deep" else "differs", "guidelines"),
+    ]
+
+
+def trillion_rows() -> list[dict]:
+    """The authors' 1-trillion projection against the fit's optimum: the depth within the
+    verdict's tolerance, the width to the authors' two significant digits."""
+    t = trillion_projection()
+    L, d = t["optimal_depth"], t["optimal_width"]
+    tol = max(DEFAULT_REL_TOL * L, DEFAULT_ABS_TOL)
+    depth_ok = abs(L - AUTHORS_1T_DEPTH) <= tol
+    width_ok = float(f"{d:.2g}") == AUTHORS_1T_WIDTH
+    return [
+        _row("optimal depth of a 1-trillion parameter network", "guidelines", f"{AUTHORS_1T_DEPTH} {SUMMARY}",
+             f"L* = {L:.1f} (tolerance ± {tol:.1f} layers)",
+             "agrees" if round(L) == AUTHORS_1T_DEPTH else "agrees within the tolerance" if depth_ok else "differs",
+             "guidelines"),
+        _row("optimal width of a 1-trillion parameter network", "guidelines", f"{AUTHORS_1T_WIDTH / 1e3:.0f}K {SUMMARY}",
+             f"d* = {d:,.0f}", "agrees" if width_ok else "differs", "guidelines"),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+def rows() -> list[dict]:
+    """Every claim's row, theory first, then the experiments and the guidelines."""
+    return [threshold_row(), *corollary1_rows(), double_exponential_row(), layer_factor_row(), one_layer_row(),
+            proposition1_row(), counting_row(), degree_row(), size_count_row(), figure1_row(), small_sizes_row(),
+            transitions_row(), transition_order_row(), fit_slope_row(), *gpt3_rows(), *trillion_rows()]
+
+
+_POWER = re.compile(r"(\d+(?:\.\d+)?) × 10\^(-?\d+)")
+
+
+def _cell(text: str) -> str:
+    """A table cell in MyST: one line, 2 × 10^17 as math."""
+    return _POWER.sub(r"$\1 \\times 10^{\2}$", " ".join(str(text).split()))
+
+
+def markdown(table: list[dict] | None = None) -> str:
+    """The rows as a MyST list-table (class ``dw-claims``, whose cells wrap on a phone: see
+    book/assets/dwbook.css): claim (linked to the chapter that checks it), the paper's number,
+    the book's, the agreement."""
+    table = rows() if table is None else table
+    lines = ["```{list-table}", ":header-rows: 1", ":class: dw-claims", ":widths: 30 25 30 15", "",
+             "* - claim", "  - paper", "  - this book", "  - agreement"]
+    for r in table:
+        book = r["book"] + (f": {r['note']}" if r.get("note") else "")
+        lines += [f"* - {_cell(r['claim'])} ({{doc}}`{r['chapter']}`)", f"  - {_cell(r['paper'])}",
+                  f"  - {_cell(book)}", f"  - **{r['agreement']}**"]
+    return "\n".join(lines + ["```"])
+
+
+def frame(table: list[dict] | None = None) -> pd.DataFrame:
+    """The rows as a DataFrame (for tests and for reading in a notebook)."""
+    return pd.DataFrame(rows() if table is None else table).set_index("claim")
+
+
+def numbers(table: list[dict] | None = None) -> dict:
+    """The counts the chapter's prose quotes: rows, and rows per verdict."""
+    table = rows() if table is None else table
+    count = Counter(r["agreement"] for r in table)
+    keys = {"agrees": "cl_agree", "agrees within the tolerance": "cl_within", "partly": "cl_partly",
+            "differs": "cl_differ", "not testable here": "cl_untested"}
+    return {"cl_rows": len(table), **{keys[v]: count.get(v, 0) for v in VERDICTS},
+            "cl_differ_claims": "; ".join(r["claim"] for r in table if r["agreement"] == "differs") or "none"}

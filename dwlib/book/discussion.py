@@ -1,0 +1,174 @@
+"""The discussion chapter's numbers and tables: what the theory says about the depths of the
+paper's Figure 1 (Kaplan et al.'s ablation, whose data were published only as a plot), and
+whether this book's stored sweeps show the authors' open observation, deeper networks doing
+worse at small sizes, with the seed-to-seed spread of each gap.
+
+:func:`numbers` gives every value the prose quotes (glue name -> value) in one call.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from dwlib import fmt
+from dwlib.core import bounds, sizes
+from dwlib.book.experiments import learning_rate_check
+from dwlib.experiments import transition as tr
+from dwlib.experiments.catalogue import gpt3_table
+from dwlib.experiments.presets import get_preset
+from dwlib.experiments.records import stored_results
+
+#: Figure 1 of the paper: its panel (b) shows widths d >= 200, and its caption names the depths
+#: of the L > 6 curve, 12, 24, 36, 48 and 207 (section 1); depth 6 is the last of the curves
+#: the authors read as depth-efficient (L <= 6).
+FIGURE1_MIN_WIDTH = 200
+FIGURE1_DEPTHS = (6, 12, 24, 36, 48, 207)
+#: the stored sweeps, and whether each is read on the budgets where size still pays (the
+#: experiments chapter's rule for the GPU slice, :func:`dwlib.experiments.transition.size_limited`)
+SWEEPS = {"mini": ("CPU grid", False), "gpu-slice": ("GPU slice", True)}
+
+
+def _log10_pow3(L: int) -> float:
+    return L * math.log10(3.0)
+
+
+def _power_of_ten(log10_x: float) -> str:
+    """A number given by its log10: 2.2e-04 below 1, 729 or 531,441 below a million, else as a
+    power of ten, 3.8 × 10^7 (depth 207 needs 10^98, beyond what a float's digits show)."""
+    if log10_x < 0:
+        return f"{10 ** log10_x:.1e}"
+    if log10_x < 6:
+        return f"{10 ** log10_x:,.0f}"
+    mantissa, exponent = math.modf(log10_x)
+    return f"{10 ** mantissa:.1f} × 10^{int(exponent)}"
+
+
+def figure1_rows() -> list[dict]:
+    """For each depth of Figure 1: the width a network of that depth needs to lie wholly below its
+    threshold (d_x > 3^L, Theorem 1's regime), the non-embedding size 12 L d_x^2 at that width,
+    and that size as a multiple of GPT-3 175B's (all as log10, so that depth 207 fits a float)."""
+    gpt3 = next(g for g in gpt3_table() if g["name"] == "GPT-3 175B")
+    rows = []
+    for L in FIGURE1_DEPTHS:
+        log_w = _log10_pow3(L)
+        log_n = math.log10(sizes.PARAMS_PER_LAYER * L) + 2 * log_w
+        rows.append({"depth": L, "log10_width": log_w, "log10_size": log_n,
+                     "log10_vs_gpt3": log_n - math.log10(gpt3["budget"])})
+    return rows
+
+
+def figure1_table() -> pd.DataFrame:
+    """:func:`figure1_rows` as the chapter shows it."""
+    return pd.DataFrame([{
+        "depth L": r["depth"],
+        "width needed, d_x > 3^L": _power_of_ten(r["log10_width"]),
+        "size 12 L d_x^2 at that width": _power_of_ten(r["log10_size"]),
+        "that size / GPT-3 175B's": _power_of_ten(r["log10_vs_gpt3"]),
+    } for r in figure1_rows()]).set_index("depth L")
+
+
+def _records(name: str) -> list[dict]:
+    records = stored_results(name)
+    return tr.size_limited(records) if SWEEPS[name][1] else records
+
+
+def gap_rows(name: str) -> list[dict]:
+    """Each adjacent pair of a stored sweep at the smallest and the largest target budget both
+    depths reach: widths, the regime of each network (:func:`dwlib.core.bounds.regime`), the
+    deep-minus-shallow loss of each seed (runs of one seed see the same data,
+    :func:`dwlib.experiments.transition.paired_gaps`), its mean and spread."""
+    records = _records(name)
+    width = {(r["depth"], r["target_budget"]): r["width"] for r in records}
+    rows = []
+    for shallow, deep in tr.adjacent_pairs(get_preset(name).depths):
+        gaps = tr.paired_gaps(records, shallow, deep)
+        if not gaps:
+            continue
+        for end, g in (("smallest", gaps[0]), ("largest", gaps[-1])):
+            n = g["target_budget"]
+            w_s, w_d = width[(shallow, n)], width[(deep, n)]
+            values = np.array(list(g["gaps"].values()))
+            rows.append({
+                "sweep": name, "shallow": shallow, "deep": deep, "end": end, "target_budget": n,
+                "width_shallow": w_s, "width_deep": w_d,
+                "regime_shallow": bounds.regime(shallow, w_s), "regime_deep": bounds.regime(deep, w_d),
+                "gaps": values, "mean": float(values.mean()),
+                "std": float(values.std(ddof=1)) if values.size > 1 else None,
+                "n_seeds": int(values.size), "n_deeper_worse": int((values > 0).sum()),
+            })
+    return rows
+
+
+def _regime_text(regime: str) -> str:
+    return {"depth-efficient": "below", "depth-inefficient": "above", "threshold": "on"}[regime]
+
+
+def gap_table() -> pd.DataFrame:
+    """:func:`gap_rows` of every stored sweep, as the chapter shows them (few columns, so that
+    the table reads on a phone)."""
+    out = []
+    for name, (label, _) in SWEEPS.items():
+        for r in gap_rows(name):
+            spread = f"{r['mean']:+.3f} ± {r['std']:.3f}" if r["std"] is not None else f"{r['mean']:+.3f}"
+            out.append({
+                "pair": f"{label}, {r['shallow']} vs {r['deep']}",
+                "budget": f"{r['end']}, {fmt.count(r['target_budget'])}",
+                "widths, against the threshold": f"{r['width_shallow']} {_regime_text(r['regime_shallow'])}, "
+                                                 f"{r['width_deep']} {_regime_text(r['regime_deep'])}",
+                "gap, deep - shallow (nats)": spread,
+                "deeper worse in": f"{r['n_deeper_worse']} of {r['n_seeds']} seed{'s' if r['n_seeds'] > 1 else ''}",
+            })
+    return pd.DataFrame(out).set_index(["pair", "budget"])
+
+
+def numbers() -> dict:
+    """Every number the chapter's prose quotes (glue name -> value)."""
+    fig1 = {r["depth"]: r for r in figure1_rows()}
+    rows = [r for name in SWEEPS for r in gap_rows(name)]
+    small = [r for r in rows if r["end"] == "smallest"]
+    large = [r for r in rows if r["end"] == "largest"]
+    both_below = [r for r in small if r["regime_shallow"] == r["regime_deep"] == "depth-efficient"]
+    both_above = [r for r in small if r["regime_shallow"] == r["regime_deep"] == "depth-inefficient"]
+    closing = [r for r, s in zip(large, small) if r["mean"] < s["mean"]]
+    crossed = [r for r in large if r["mean"] < 0]
+
+    def pairs(rs):
+        return ", ".join(f"{r['shallow']} vs {r['deep']}" for r in rs) or "none"
+
+    gpt3 = next(g for g in gpt3_table() if g["name"] == "GPT-3 175B")
+    lr, lr_records = learning_rate_check()
+    shallow, deep = lr["shallow"], lr["deep"]
+    return {
+        "f1_min_width": FIGURE1_MIN_WIDTH,
+        "f1_layers_below_min_width": math.floor(bounds.depth_threshold(FIGURE1_MIN_WIDTH)),
+        "f1_lth_min_width": float(bounds.depth_threshold(FIGURE1_MIN_WIDTH)),
+        "f1_width_6": round(10 ** fig1[6]["log10_width"]),
+        "f1_size_6_m": 10 ** fig1[6]["log10_size"] / 1e6,
+        "f1_width_12": round(10 ** fig1[12]["log10_width"]),
+        "f1_size_12_vs_gpt3": 10 ** fig1[12]["log10_vs_gpt3"],
+        "f1_depths_above": ", ".join(str(L) for L in FIGURE1_DEPTHS[1:]),
+        "ds_n_pairs": len(small),
+        "ds_n_worse_all_seeds": sum(r["n_deeper_worse"] == r["n_seeds"] for r in small),
+        "ds_gap_min": min(r["mean"] for r in small),
+        "ds_gap_max": max(r["mean"] for r in small),
+        "ds_std_max": max(r["std"] for r in small if r["std"] is not None),
+        "ds_one_seed": pairs([r for r in small if r["n_seeds"] == 1]),
+        "ds_both_below": pairs(both_below),
+        "ds_n_both_below": len(both_below),
+        "ds_both_above": pairs(both_above),
+        "ds_n_both_above": len(both_above),
+        "ds_closing": pairs(closing),
+        "ds_crossed": pairs(crossed),
+        "ds_n_crossed": len(crossed),
+        "gpt3_depth": gpt3["depth"],
+        "gpt3_width": gpt3["width"],
+        "gpt3_lth": float(bounds.depth_threshold(gpt3["width"])),
+        "ds_lr_shallow": shallow,
+        "ds_lr_deep": deep,
+        "ds_lr_budget_k": lr_records[0]["budget"] / 1e3,
+        "ds_lr_gap_common": lr["gap_at_reference"],
+        "ds_lr_gap_best": lr["gap_at_best"],
+    }
