@@ -1,9 +1,22 @@
 """Fixtures shared by the test modules."""
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# One persistent XLA compilation cache for the whole test session, shared by the pytest-xdist
+# workers and every subprocess they start (they inherit the environment): the suite trains the
+# same tiny shapes in many processes, and each would otherwise compile them again. Created by the
+# first process that loads this file (the xdist controller), removed by it at exit. An explicit
+# JAX_COMPILATION_CACHE_DIR is left alone; the tests that need a cache of their own set one.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _XLA_CACHE = tempfile.mkdtemp(prefix="dwlib-test-xla-")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    atexit.register(shutil.rmtree, _XLA_CACHE, ignore_errors=True)
 
 # Debian's Chromium, driven by Playwright's Python package (never a downloaded browser), with
 # the flags that keep it off the network on its own (tests/browser, tests/live).

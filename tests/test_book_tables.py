@@ -17,6 +17,7 @@ from dwlib.errors import InputError
 from dwlib.store import packaged_json
 from dwlib.viz import bounds as vb
 from dwlib.viz import widgets
+from test_viz_bounds import _calculates  # tests/test_viz_bounds.py: every calculate transform of a spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,30 +100,13 @@ def test_log_slider_reads_an_integer_or_significant_digits():
     assert "width d_x = 1,024, budget N = 175,000,000,000" in box.snapshot_html()
 
 
-def _calculate(spec: dict, name: str) -> str:
-    found = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if node.get("as") == name and "calculate" in node:
-                found.append(node["calculate"])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(spec)
-    return found[0]
-
-
 def test_static_explorer_starts_at_the_requested_width():
     """The width the explorer chart computes from its slider's first value is the width asked
     for (a log10 slider rounded to 3.01 gave 1,023 for 1024), and it is an integer."""
     for width in (1024, 768):
         spec = vb.bounds_explorer_chart(width=width).to_dict()
         start = next(p["value"] for p in spec["params"] if p["name"] == "log2_width")
-        expr = _calculate(spec, "w")
+        expr = _calculates(spec)["w"]
         got = eval(expr, {"pow": math.pow, "round": round, "__builtins__": {}}, {"log2_width": start})
         assert got == width, (width, expr)
     assert "',.4~r'" in json.dumps(spec) and "~g'" not in json.dumps(spec)  # 70,800, not 7.08e+4
