@@ -165,7 +165,7 @@ def size_count_row(depth: int = 4, width: int = 64, heads: int = 8) -> dict:
 
 def figure1_row() -> dict:
     """Kaplan et al.'s ablation (the paper's Figure 1): published as a plot, not as data."""
-    return _row("Figure 1: depth efficiency for L ≤ 6 at widths ≥ 200 in Kaplan et al.'s ablation", "discussion",
+    return _row("the paper's Figure 1: depth efficiency for L ≤ 6 at widths ≥ 200 in Kaplan et al.'s ablation", "discussion",
                 f"read off Kaplan et al.'s plot {PAPER}; {{cite}}`kaplan2020scaling`",
                 "not redrawn: the ablation's losses were published only as a plot", "not testable here", "experiments")
 
