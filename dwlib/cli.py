@@ -306,7 +306,7 @@ def _add_pack(sub) -> None:
 def _run_pack(args) -> int:
     from dwlib.train import process  # lazy: imports jax (1.2 s)
     from dwlib.train.data import check_corpus, load_corpus  # lazy: imports tokenizers (0.4 s)
-    from dwlib.train.pack import pack_corpus  # lazy: only pack needs it
+    from dwlib.train.pack import pack_corpus  # lazy: imports tokenizers through dwlib.train.data (0.4 s)
     require(0 < args.max_mib < 4096, f"--max-mib must be above 0 and below 4096, got {args.max_mib}")
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     known = ("train", "valid") + (("select",) if args.validation_split else ())
