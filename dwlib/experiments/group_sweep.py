@@ -26,7 +26,6 @@ import contextlib
 import math
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -179,7 +178,7 @@ def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: 
     (out / "runs").mkdir(exist_ok=True)
     env = {"sweep": sweep.name, "hardware": hardware(), "git_commit": base.git_commit(), "trainer": "group"}
     counts = dict.fromkeys(base.OUTCOMES, 0)
-    log = log or _stderr
+    log = log or base.stderr_line
     trained = 0
     label = f"sweep {sweep.name} shard {shard[0]}/{shard[1]}"
     bar = tqdm(total=len(base.shard_of(sweep.points(), shard)) * sweep.runs_per_point(), unit="run",
@@ -233,7 +232,3 @@ def _write_selection(sweep: Sweep, out: Path) -> None:
     write_json(out / "selection.json", {"sweep": sweep.name, "exclude": list(sweep.exclude), "shapes": [
         {"depth": d, "width": w, **{k: v for k, v in c.items() if k != "losses"},
          "losses": [[lr, v] for lr, v in c["losses"].items()]} for (d, w), c in sorted(choice.items())]})
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)

@@ -30,7 +30,8 @@ from tqdm.auto import tqdm
 from dwlib.errors import StateError, require, require_int
 from dwlib.experiments import group_sweep
 from dwlib.experiments.sweep_state import (FATAL_ERRNOS, OUTCOMES, Outcome, _one_line, _set_aside, check_owner,  # noqa: F401
-                                           claim, git_commit, parse_shard, run_state, shard_of)
+                                           claim, git_commit, parse_shard, run_state, shard_of,
+                                           stderr_line)
 from dwlib.experiments.presets import Sweep, get_preset
 from dwlib.experiments.records import record, thin, window
 from dwlib.store import exclusive, write_json
@@ -109,7 +110,7 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     counts = dict.fromkeys(OUTCOMES, 0)
     counts["before"], counts["left"] = len(rows) - len(todo) - len(left), len(left)
     bar = tqdm(total=len(rows), initial=counts["before"], unit="run", disable=not progress, desc=label)
-    log = log or ((lambda line: bar.write(line, file=sys.stderr)) if progress else _stderr)
+    log = log or ((lambda line: bar.write(line, file=sys.stderr)) if progress else stderr_line)
     if jobs == 1 or len(tasks) <= 1:
         for task in tasks:
             _count(counts, *_attempt(task, log))
@@ -119,10 +120,6 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     bar.close()
     records = [record(r["dir"]) for r in rows if run_state(r["dir"])[0] == "done"]
     return Outcome(records, counts, len(rows), label)
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def _count(counts: dict, outcome: str, set_aside: int) -> None:
@@ -178,7 +175,7 @@ def _worker(core: int | None, tasks: list, done) -> None:
         os.sched_setaffinity(0, {core})
     os.environ["DWLIB_CPU_DEVICES"] = "1"
     for task in tasks:
-        done.put((task[1]["key"], *_attempt(task, _stderr)))
+        done.put((task[1]["key"], *_attempt(task, stderr_line)))
 
 
 def _run_side_by_side(tasks: list, jobs: int, bar, counts: dict) -> None:

@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -174,3 +175,8 @@ def _set_aside(run_dir: Path, reason: str, log) -> str | None:
         return "failed"
     log(f"{reason}; set aside in {dest}, training it anew")
     return None
+
+
+def stderr_line(line: str) -> None:
+    """The default log of a sweep: one line to standard error, at once."""
+    print(line, file=sys.stderr, flush=True)
