@@ -17,7 +17,8 @@ import os
 import sys
 
 from dwlib import fmt
-from dwlib.cli_format import finite_or_none, print_advise_budget, print_cost, print_json, print_pack, print_plan
+from dwlib.cli_format import (finite_or_none, print_advise_budget, print_cost, print_installed_pack, print_json,
+                              print_pack, print_plan)
 from dwlib.core.bounds import (corollary1_width, depth_threshold, log3_to_log10, regime,
                                separation_rank_bounds)
 from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE, LOG_WIDTH_INTERCEPT, Fit,
@@ -38,7 +39,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dwlib", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for add in (_add_env, _add_bounds, _add_seprank, _add_train, _add_sweep, _add_pack, _add_advise):
+    for add in (_add_env, _add_bounds, _add_seprank, _add_train, _add_sweep, _add_pack, _add_install_pack,
+                _add_advise):
         add(sub)
     return parser
 
@@ -318,6 +320,23 @@ def _run_pack(args) -> int:
                          validation_split=args.validation_split)
     header = pack_corpus(corpus, args.out, splits=splits, max_bytes=int(args.max_mib * 2**20))
     print_pack(header, args.out, args.json)
+    return 0
+
+
+def _add_install_pack(sub) -> None:
+    p = sub.add_parser("install-pack", help="make a pack (dwlib pack --splits train,valid[,select]) the corpus "
+                                            "cache of a machine without the corpus package or network")
+    p.add_argument("pack", help="the pack file")
+    p.add_argument("--cache-dir", default=None, help="tokenizer cache (default: $DWLIB_CACHE or ~/.cache/dwlib)")
+    p.add_argument("--json", action="store_true", help="print the installed cache's folder and header as JSON")
+    p.set_defaults(run=_run_install_pack)
+
+
+def _run_install_pack(args) -> int:
+    from dwlib.train.pack import install_pack, read_header  # lazy: imports tokenizers through dwlib.train.data (0.4 s)
+    header = read_header(args.pack)  # a missing or foreign file: one line, before anything is written
+    folder = install_pack(args.pack, args.cache_dir)
+    print_installed_pack(header, args.pack, str(folder), args.json)
     return 0
 
 

@@ -82,6 +82,15 @@ def print_pack(header: dict, out: str, as_json: bool) -> None:
     print(f"packed {header['corpus_key']} ({counts} tokens{cut}) into {out}: {header['bytes'] / 2**20:.2f} MiB")
 
 
+def print_installed_pack(header: dict, pack: str, folder: str, as_json: bool) -> None:
+    """``dwlib install-pack``: where the cache now is, and what it holds."""
+    if as_json:
+        print_json({"folder": folder, "pack": pack, **{k: v for k, v in header.items() if k != "tokenizer_json"}})
+        return
+    counts = ", ".join(f"{a['name']} {a['tokens']:,}" for a in header["arrays"])
+    print(f"installed {pack} ({header['corpus_key']}: {counts} tokens) as the corpus cache in {folder}")
+
+
 def print_advise_budget(N: float, head_size: int, best: dict, near: list[dict], fit, as_json: bool) -> int:
     """``dwlib advise <budget>``: the suggested shape and the practical shapes near it."""
     if as_json:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,7 +25,9 @@ from hypothesis import strategies as st
 from dwlib import cli
 from dwlib.experiments import seprank_sweep
 from dwlib.experiments import sweep as sweeps
+from dwlib.train import data as data_lib
 from dwlib.train import loop
+from dwlib.train import pack as pack_lib
 
 settings.register_profile("dwlib-fuzz", max_examples=100, deadline=10_000, derandomize=True, database=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -90,6 +93,14 @@ COMMANDS = {
                   eval_interval=ints(), checkpoint_interval=ints(),
                   corpus=st.sampled_from(["sotu", "", "/nonexistent.txt", "/dev/null", "wikitext-9"]),
                   out=opt(PATHS), cache_dir=PATHS, json=FLAG),
+    "pack": fuzz({"corpus": "{tmp}/texts", "vocab_size": "300", "out": "{tmp}/c.dwpack"},
+                 corpus=st.sampled_from(["{tmp}/texts", "", "/nonexistent.txt", "/dev/null", "wikitext-9"]),
+                 vocab_size=opt(ints(0, 70000)), splits=st.sampled_from(["train", "train,valid", "select", "", ",", "x"]),
+                 validation_split=FLAG, out=opt(PATHS), max_mib=st.sampled_from(FLOATS + ["4096", "60"]),
+                 cache_dir=PATHS, json=FLAG),
+    "install-pack": fuzz({"": "{tmp}/good.dwpack"}, **{"": opt(st.sampled_from(
+                         ["{tmp}/good.dwpack", "{tmp}/train.dwpack", "{tmp}/texts/d0.txt", "/dev/null", "{tmp}",
+                          "/nonexistent.dwpack", ""]))}, cache_dir=PATHS, json=FLAG),
     "sweep": fuzz({"dry_run": None, "out": "{tmp}/sweep"}, preset=st.sampled_from(["mini", "nope", ""]),
                   shard=st.sampled_from(["0/1", "1/2", "3/3", "-1/2", "a", "0/0", "1/" + "9" * 400]),
                   out=opt(PATHS), limit=ints(), jobs=ints(), dry_run=FLAG, no_progress=FLAG, json=FLAG),
@@ -97,9 +108,27 @@ COMMANDS = {
 
 
 @pytest.fixture
-def stubbed(monkeypatch):
-    """Replace the work behind a fully validated seprank, train or sweep with a record of the call."""
+def stubbed(monkeypatch, tmp_path):
+    """Replace the work behind a fully validated seprank, train, sweep or pack with a record of the
+    call; write the files the pack commands read (a corpus folder, a whole pack and a training-split
+    pack)."""
     calls = []
+    monkeypatch.setenv("DWLIB_CACHE", str(tmp_path / "cache"))  # install-pack's default: never the home
+    (tmp_path / "texts").mkdir()
+    (tmp_path / "texts" / "d0.txt").write_text("A few words. " * 20)
+    arrays = {"train": np.arange(1, 200, dtype=np.uint16) % 300, "valid": np.arange(1, 50, dtype=np.uint16)}
+    meta = {"corpus": "texts", "corpus_key": "texts-0", "vocab_size": 300, "tokenizer_json": "{}",
+            "tokenizer_sha256": "0" * 64}
+    pack_lib.pack(arrays, tmp_path / "good.dwpack", meta)
+    pack_lib.pack({"train": arrays["train"]}, tmp_path / "train.dwpack", meta)
+
+    def pack_corpus(corpus, path, splits=("train",), max_bytes=None):
+        calls.append(("pack", splits))
+        return {"corpus_key": "texts-0", "arrays": [{"name": s, "tokens": 1} for s in splits], "prefix": False,
+                "bytes": 1}
+
+    monkeypatch.setattr(data_lib, "load_corpus", lambda *a, **kw: None)
+    monkeypatch.setattr(pack_lib, "pack_corpus", pack_corpus)
 
     def measure(*args, **kw):
         calls.append(("measure", args))
@@ -151,7 +180,7 @@ def test_every_subcommand_exits_0_or_2_with_one_line(command, capsys, tmp_path, 
     run()
     # honest: the examples reach both outcomes (env has no bad arguments to give)
     assert seen == ({0} if command == "env" else {0, 2}), seen
-    if command in ("seprank", "train", "sweep"):
+    if command in ("seprank", "train", "sweep", "pack"):
         assert any(kind == {"seprank": "measure"}.get(command, command) for kind, _ in stubbed)
 
 

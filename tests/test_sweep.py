@@ -166,7 +166,7 @@ def test_summary_describes_a_sweep_and_its_stored_runs():
     mini = ps.get_preset("mini")
     recs = [{"config": {"batch_size": 4, "seq_len": 8, "lr": 1e-3, "corpus": "sotu", "vocab_size": 1000},
              "hardware": {"backend": "cpu", "device_kind": "cpu", "jax": "0.0"}, "depth": 1, "width": w, "tokens": 1000,
-             "status": s, "wall_seconds": 60} for w, s in ((16, "completed"), (32, "diverged"))]
+             "status": s, "wall_seconds": 60, "lr": 1e-3} for w, s in ((16, "completed"), (32, "diverged"))]
     rows = rc.summary(mini, recs)
     assert rows["target budgets N"] == "25K, 50K, 100K, 200K, 400K, 800K"
     assert rows["widths d_x"] == "16 to 32 (head size 8)"
@@ -175,3 +175,9 @@ def test_summary_describes_a_sweep_and_its_stored_runs():
     assert rows["seeds per point"] == "1"  # as stored: one run at each of the two widths
     assert rows["wall time of the runs, summed"] == "2 min"
     assert rc.summary(ps.get_preset("gpu-slice"), recs)["target budgets N"] == "1M, 3M, 10M, 30M, 100M"
+    assert rows["peak learning rate"] == "0.001"  # one rate for every run
+    grid = ps.get_preset("cpu-fig2")
+    assert rc.summary(grid, recs)["peak learning rate"] == "grid 0.002, 0.004, 0.008, 0.016"
+    chosen = [{**r, "lr": lr, "chosen_lr": c} for r, lr, c in zip(recs, (4e-3, 1.6e-2), (4e-3, 1.6e-2))]
+    assert rc.summary(grid, chosen)["peak learning rate"] == ("grid 0.002, 0.004, 0.008, 0.016; chosen per shape "
+                                                              "on the validation split: 0.004, 0.016")

@@ -179,6 +179,15 @@ def stored_results(name: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+def _rates(sweep: Sweep, records: list[dict]) -> str:
+    """The peak rate of every run, or the grid tried and the rates the shapes chose."""
+    if not sweep.lrs:
+        return fmt.span(sorted({r["lr"] for r in records}))
+    chosen = sorted({r["chosen_lr"] for r in records if r.get("chosen_lr") is not None})
+    picked = f"; chosen per shape on the validation split: {', '.join(fmt.value(x) for x in chosen)}" if chosen else ""
+    return f"grid {', '.join(fmt.value(x) for x in sweep.lrs)}{picked}"
+
+
 def summary(sweep: Sweep, records: list[dict]) -> dict:
     """The set-up of a sweep and of its stored runs, as rows of a table (label: text)."""
     cfg, hw = records[0]["config"], records[0]["hardware"]
@@ -189,7 +198,7 @@ def summary(sweep: Sweep, records: list[dict]) -> dict:
         "seeds per point": fmt.span(Counter((r["depth"], r["width"]) for r in records).values()),
         "tokens per run": f"{records[0]['tokens']:,}",
         "batch x sequence": f"{cfg['batch_size']} x {cfg['seq_len']}",
-        "peak learning rate": cfg["lr"],
+        "peak learning rate": _rates(sweep, records),
         "compute dtype": cfg.get("dtype", "float32"),
         "corpus, vocabulary": f"{cfg['corpus']}, {cfg['vocab_size']}",
         "runs stored / planned": f"{len(records)} / {len(sweep.configs())}",

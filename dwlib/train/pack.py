@@ -321,7 +321,10 @@ def install_pack(path: str | os.PathLike, cache: str | os.PathLike | None = None
     arrays, header = load_pack(path)
     split_key = data_lib.SPLIT_KEY + (data_lib.SELECT_KEY if three else "")
     folder = data_lib.cache_dir(cache) / header["corpus_key"] / f"{split_key}-v{header['vocab_size']}"
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the cache folder {str(folder)!r}: {err.strerror}") from None
     (folder / "meta.json").unlink(missing_ok=True)
     write_text(folder / "tokenizer.json", header["tokenizer_json"])
     for name in need:
