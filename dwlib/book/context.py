@@ -42,7 +42,8 @@ def collapse_live(rows: list[dict], layers=(0, 1, 2, 3, 4, 6, 8, 12)):
     table = live.pivot(index="variant", columns="layer", values="residual").reindex(list(VARIANTS))
     pure, resid = table.loc["pure attention"], table.loc["attention + residual"]
     depth = int(live["layer"].max())
-    values = {"rc_width": int(live["width"].iloc[0]), "rc_heads": int(live["heads"].iloc[0]), "rc_depth": depth}
+    values = {"rc_width": int(live["width"].iloc[0]), "rc_heads": int(live["heads"].iloc[0]), "rc_depth": depth,
+              "rc_positions": int(live["positions"].iloc[0])}
     for l in (1, 2, 3):
         values[f"rc_pure_{l}"] = float(pure[l])
     values.update({
@@ -64,6 +65,8 @@ def collapse_grid_numbers(grid: dict) -> dict:
     return {"rc_grid_n": int(first_below.size),
             "rc_grid_all": bool(first_below.size == g.groupby(["width", "heads"]).ngroups),
             "rc_grid_worst": int(first_below.max()), "rc_grid_depth": grid["settings"]["depth"],
+            "rc_grid_widths": f"{min(grid['settings']['widths'])} to {max(grid['settings']['widths'])}",
+            "rc_grid_heads": f"{min(grid['settings']['heads'])} to {max(grid['settings']['heads'])}",
             "rc_grid_res_lo": float(end.min()["attention + residual"]),
             "rc_grid_res_hi": float(end.max()["attention + residual"])}
 

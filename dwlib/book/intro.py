@@ -9,6 +9,7 @@ import pandas as pd
 from dwlib.book.references import sources
 from dwlib.core.bounds import depth_threshold, regime
 from dwlib.experiments.catalogue import load_models
+from dwlib.experiments.presets import get_preset
 
 SHOWN = ("BERT-base", "BERT-large", "GPT-2 XL (1.5B)", "LLaMA-65B", "OPT-175B", "PaLM-540B")
 
@@ -39,4 +40,6 @@ def numbers() -> dict:
         "n_models": len(models),
         "layers_below_bert_large": math.floor(bert["threshold log3(d_x)"]),
         "lth_million": float(depth_threshold(1e6)),
+        # the depths of the authors' experiments (their summary), as the `paper` preset holds them
+        "paper_depths": f"{min(get_preset('paper').depths)} to {max(get_preset('paper').depths)}",
     }

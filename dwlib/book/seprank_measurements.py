@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -102,7 +104,11 @@ def _proposition1(data, ranks, r):
     values = {"sm_p1_n": len(p1),
               "sm_p1_equal": "equal" if all(g["attention"].nunique() == 1 for _, g in p1.groupby("setting"))
               else "NOT equal",
-              "sm_p1_local": ", ".join(str(v) for v in sorted(p1[p1.setting.str.startswith("N = 6")]["local"].unique()))}
+              "sm_p1_local": ", ".join(str(v) for v in sorted(p1[p1.setting.str.startswith("N = 6")]["local"].unique())),
+              "sm_p1_local4_kept": int(p1[p1.setting.str.startswith("N = 4")]["local"].min()),
+              "sm_p1_local4_cut": int(p1[p1.setting.str.startswith("N = 4")]["local"].max()),
+              # a cut neighbour pair's factor: the monomials of degree <= 2 in d_x variables
+              "sm_p1_factor_w2": math.comb(2 + 2, 2), "sm_p1_factor_w1": math.comb(1 + 2, 2)}
     table = p1.set_index(["setting", "partition"])[["attention", "agree", "local"]].rename(
         columns={"attention": "self-attention rank", "agree": "repeats agree", "local": "local-mixing rank"})
     return "proposition1", table, values
@@ -116,6 +122,7 @@ def _float_vs_exact(data, ranks, r):
               "sm_fx_inexact": int((~fx.exact_in_float64).sum()),
               "sm_fx_exactable": int(fx.exact_in_float64.sum()),
               "sm_fx_bad": f"depth {int(bad.depth)}, width {int(bad.width)}",
+              "sm_fx_bad_degree": 3 ** int(bad.depth),  # the degree 3^L of the analysed model's output
               "sm_fx_bad_exact": int(bad.exact), "sm_fx_bad_float": int(bad.float),
               "sm_fx_bad_max": f"{bad.max_abs_entry:.1e}"}
     table = fx[["depth", "width", "templates", "exact", "float", "max_abs_entry", "exact_in_float64"]].rename(

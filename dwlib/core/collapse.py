@@ -77,7 +77,8 @@ def collapse_curves(depth: int = 24, width: int = 64, heads: int = 4, n_position
                 x = layer_step(variant, weights, x)
                 res.append(_residual(x))
             curves.append(np.asarray(jnp.stack(res)))
-    return [{"variant": v, "layer": l, "residual": float(curves[i][l]), "width": width, "heads": heads}
+    return [{"variant": v, "layer": l, "residual": float(curves[i][l]), "width": width, "heads": heads,
+             "positions": n_positions}
             for i, v in enumerate(variants) for l in range(depth + 1)]
 
 

@@ -31,6 +31,7 @@ def compute_collapse_grid() -> dict:
     rows = collapse_grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in COLLAPSE_GRID.items()})
     for r in rows:
         r["residual"] = float(f"{r['residual']:.4g}")
+        del r["positions"]  # in the settings, once
     return {"settings": COLLAPSE_GRID, "rows": rows}
 
 
