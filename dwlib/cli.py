@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 
 from dwlib import fmt
 from dwlib.cli_format import (finite_or_none, print_advise_budget, print_cost, print_installed_pack, print_json,
@@ -27,6 +28,9 @@ from dwlib.errors import InputError, environment_problem, require
 from dwlib.experiments import cost
 from dwlib.experiments.presets import PRESETS, get_preset
 from dwlib.train.config import TrainConfig
+
+
+WRAP = 76  # columns of the sentences a command prints (a book page's code column, a terminal)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -164,15 +168,17 @@ def _run_corollary1(args) -> int:
     if args.json:
         print_json(finite_or_none(out))
         return 0
-    print(f"deep network: depth {args.depth}, width {args.width}, heads {args.heads}; "
-          f"eq. (7) lower bound log3 sep = {r['log3_sep_target']:.6g}")
+    lines = [f"deep network: depth {args.depth}, width {args.width}, heads {args.heads}",
+             f"its eq. (7) lower bound: log3 sep >= {r['log3_sep_target']:.6g}"]
     if r["any_width"]:
-        print(fmt.any_width_sentence(args.shallow_depth))
+        lines.append(fmt.any_width_sentence(args.shallow_depth))
     else:
-        print(f"a depth-{args.shallow_depth} network needs width >= {r['width']:.4g} "
-              f"(log10 = {r['log10_width']:.4f}) for its eq. (7) upper bound to reach it")
+        lines.append(f"a depth-{args.shallow_depth} network needs width >= "
+                     f"{fmt.power_of_ten(r['log10_width'], 4)} (log10 {r['log10_width']:.4f})")
+        lines.append("for its eq. (7) upper bound to reach that")
     if out["note"]:
-        print(f"note: {out['note']}")
+        lines.append(f"note: {out['note']}")
+    print("\n".join(textwrap.fill(line, WRAP, subsequent_indent="  ") for line in lines))
     return 0
 
 

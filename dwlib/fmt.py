@@ -50,6 +50,26 @@ def value(v, digits: int = 4) -> str:
     return f"{x:,.{digits}g}"
 
 
+def power_of_ten(log10_x: float, digits: int = 2) -> str:
+    """A positive number given by its log10 (so that 10^200 fits, beyond a float): written as
+    'm × 10^e' (``digits`` significant digits) from a million up and below 0.001, else in full
+    (729, 531,441; below 1 to ``digits`` significant digits: 0.22)."""
+    if -3 <= log10_x < 6:
+        x = 10 ** log10_x
+        return f"{x:,.0f}" if x >= 1 else f"{x:.{digits}g}"
+    return sci(log10_x, digits)
+
+
+def sci(log10_x: float, digits: int = 2) -> str:
+    """A positive number given by its log10, always as 'm × 10^e' (``digits`` significant
+    digits): 7.3 × 10^15, 2 × 10^5."""
+    exponent = math.floor(log10_x)
+    mantissa = f"{10 ** (log10_x - exponent):.{digits - 1}f}"
+    if float(mantissa) >= 10:  # 9.96 to two digits is 10.0: carry into the exponent
+        exponent, mantissa = exponent + 1, f"{1:.{digits - 1}f}"
+    return f"{mantissa} × 10^{exponent}"
+
+
 def span(values) -> str:
     """'a' when all values are equal, else 'a to b' (smallest to largest)."""
     lo, hi = min(values), max(values)

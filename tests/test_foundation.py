@@ -4,6 +4,7 @@ atomic writers of dwlib.store, and the chapters' Colab cells."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import jax
@@ -88,3 +89,13 @@ def test_fmt_value_writes_any_value_for_a_reader():
     assert fmt.value(2.5e15) == "2.5e+15" and fmt.value(1e-7) == "1e-07" and fmt.value(float("nan")) == "nan"
     assert fmt.value(np.int64(12345)) == "12,345" and fmt.value(np.float32(1.5)) == "1.5"
     assert fmt.value(3.14159265, 6) == "3.14159" and fmt.value(True) == "True" and fmt.value("x") == "x"
+
+
+def test_fmt_powers_of_ten_share_one_style():
+    # given by log10, so that 10^200 (Figure 1's depth 207) fits
+    assert fmt.power_of_ten(200 + math.log10(8.4)) == "8.4 × 10^200"
+    assert fmt.power_of_ten(math.log10(2.2e-4)) == "2.2 × 10^-4"  # small ones too, not 2.2e-04
+    assert fmt.power_of_ten(math.log10(729)) == "729" and fmt.power_of_ten(math.log10(531441)) == "531,441"
+    assert fmt.power_of_ten(math.log10(0.22)) == "0.22"
+    assert fmt.sci(math.log10(7.3e15)) == "7.3 × 10^15" and fmt.sci(math.log10(2e5), 1) == "2 × 10^5"
+    assert fmt.sci(math.log10(9.96e7)) == "1.0 × 10^8"  # the mantissa's rounding carries

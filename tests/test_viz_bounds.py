@@ -107,6 +107,18 @@ def test_threshold_chart_has_a_bound_slider_and_places_the_models():
     assert "BERT-large" in json.dumps(spec)
 
 
+@pytest.mark.parametrize("width_range", [(300, 3e4), (10, 1e5), (333, 4321)])
+def test_threshold_slider_starts_on_its_step_grid(width_range):
+    """The range input's start (log10 width 3) is min + a whole number of steps: a browser
+    snaps a value off that grid, so the slider could not come back to where it started."""
+    spec = vb.threshold_chart([{"name": "BERT-large", "depth": 24, "width": 1024}], width_range=width_range).to_dict()
+    (p,) = [p for p in spec["params"] if "bind" in p]
+    b = p["bind"]
+    steps = (p["value"] - b["min"]) / b["step"]
+    assert steps == pytest.approx(round(steps), abs=1e-9) and b["min"] <= p["value"] <= b["max"]
+    assert 10 ** b["min"] >= width_range[0] and 10 ** b["max"] <= width_range[1]
+
+
 def test_bounds_explorer_chart_binds_four_sliders():
     spec = vb.bounds_explorer_chart(width=1000, heads=16, depth=6, shallow_depth=2).to_dict()
     bound = {p["name"]: p for p in spec["params"] if "bind" in p}

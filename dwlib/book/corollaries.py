@@ -7,6 +7,7 @@ import math
 
 import pandas as pd
 
+from dwlib import fmt
 from dwlib.core import bounds
 
 W, H, L = 1000, 16, 6  # the paper's example for Corollary 1 (section 4.1)
@@ -72,8 +73,9 @@ def readings_table() -> pd.DataFrame:
             "reading": r["reading"],
             "what changes": r["description"],
             "deep target log3 sep": f"{t:.2f}" if t is not None else t_text,
-            "d_s for L_s = 2": f"{r['width_Ls2']:.2g}",
-            "d_s for L_s = 3": f"{r['width_Ls3']:.2g}",
+            # as the paper writes them (one digit, 2 x 10^17) in its row, to two digits in the others
+            **{f"d_s for L_s = {Ls}": fmt.sci(math.log10(r[f"width_Ls{Ls}"]), 1 if r["reading"] == "paper" else 2)
+               for Ls in (2, 3)},
             "paper's range, same shallow side": (_range_text(shallow) if t is not None else
                                                  "; ".join(f"{_range_text(side)} ({side})" for side in ("log3", "ln"))),
             "target within it": (("yes" if rng and rng[0] <= t <= rng[1] else "no") if t is not None
@@ -94,7 +96,8 @@ def corollary2_table() -> pd.DataFrame:
                          "constant c": c, "beta1": round(r["beta1"], 3), "beta2": round(r["beta2"], 2),
                          "shallow depth": round(r["shallow_depth"], 2),
                          "log10 shallow width": round(r["log10_shallow_width"], 2),
-                         "shallow lower": f"{r['shallow_lower']:.3g}", "deep upper": f"{r['deep_upper']:.3g}",
+                         "shallow lower": fmt.power_of_ten(math.log10(r["shallow_lower"]), 3),
+                         "deep upper": fmt.power_of_ten(math.log10(r["deep_upper"]), 3),
                          "eq. (9) by the bounds": r["holds"], "smallest c": round(c_min, 4)})
     return pd.DataFrame(rows).set_index(["deep network", "constant c"])
 
@@ -140,16 +143,17 @@ def numbers() -> dict:
     one = bounds.corollary2(1024, 16, 24, constant=1.0)
     return {
         "c1_target": target,
-        "c1_w2": bounds.corollary1_width(W, H, L, 2)["width"],
-        "c1_w3": bounds.corollary1_width(W, H, L, 3)["width"],
+        # widths as the tables write them, 7.3 × 10^15
+        "c1_w2": fmt.sci(math.log10(bounds.corollary1_width(W, H, L, 2)["width"])),
+        "c1_w3": fmt.sci(math.log10(bounds.corollary1_width(W, H, L, 3)["width"])),
         "c1_th": bounds.depth_threshold(W),
         "c1_lo": lo,
         "c1_hi": hi,
         "c1_impl2": implied[0],
         "c1_impl3": implied[1],
         "c1_ln_target": float(ln["log3_sep_target"]),
-        "c1_ln_w2": float(ln["width_Ls2"]),
-        "c1_ln_w3": float(ln["width_Ls3"]),
+        "c1_ln_w2": fmt.sci(math.log10(ln["width_Ls2"])),
+        "c1_ln_w3": fmt.sci(math.log10(ln["width_Ls3"])),
         "c1_n_inside": sum(_inside(r["log3_sep_target"], paper_range(SHALLOW_SIDE.get(k, "log3")))
                            for k, r in readings.items()),
         "c1_n_readings": sum(r["log3_sep_target"] is not None for r in readings.values()),

@@ -80,8 +80,11 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
             x=x, y=alt.Y("depth:Q", scale=yscale), tooltip=tips))
         layers.append(alt.Chart(pts).mark_text(fontSize=10, **text_offsets()).encode(
             x=x, y=alt.Y("depth:Q", scale=yscale), text="label:N", tooltip=tips))
-    log_w = slider("log10_width", float(np.log10(lo)), float(np.log10(hi)), 0.05, 3.0,
-                   label="log10(width)")
+    # the slider's ends on its step grid (multiples of 0.05), so that its start, 3.0 (width
+    # 1,000), is a position the slider can take and leave and come back to
+    step = 0.05
+    ends = [round(f(round(float(np.log10(v)) / step, 9)) * step, 10) for f, v in ((math.ceil, lo), (math.floor, hi))]
+    log_w = slider("log10_width", *ends, step, 3.0, label="log10(width)")
     marker = (alt.Chart(pd.DataFrame({"i": [0]}))
               .transform_calculate(width=f"pow(10, {log_w.name})")
               .transform_calculate(threshold="log(datum.width) / log(3)")
