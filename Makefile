@@ -54,8 +54,10 @@ execute: setup
 unit: setup
 	$(PY) -m pytest tests --ignore=tests/browser --ignore=tests/live -n 2 --dist loadfile --durations=15
 
+# Two notebooks at a time (one kernel each, pytest-xdist): a kernel waits on its own imports and
+# compilations, which leaves the other core idle when notebooks run one after another.
 nbval: setup
-	$(PY) -m pytest --nbval $(NOTEBOOKS) --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	$(PY) -m pytest --nbval $(NOTEBOOKS) --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider -n 2 --dist loadfile
 
 browser: book pdf $(CHROMIUM)
 	CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests/browser

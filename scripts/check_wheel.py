@@ -27,6 +27,7 @@ import tempfile
 import time
 import tomllib
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -213,8 +214,12 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     try:
         wheel, data = build_wheel(tmp)
-        for n, (python, version) in enumerate(pythons):
-            results.append(check(python, version, wheel, data, args.tests, tmp, n))
+        # the interpreters side by side: each install waits on the index and each test run
+        # keeps one core busy, so two at once take about the time of one on a 2-core machine
+        with ThreadPoolExecutor(max_workers=len(pythons)) as pool:
+            futures = [pool.submit(check, python, version, wheel, data, args.tests, tmp, n)
+                       for n, (python, version) in enumerate(pythons)]
+            results = [f.result() for f in futures]
     except Failed as e:
         log(f"error: {e}")
         return 1

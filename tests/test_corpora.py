@@ -8,7 +8,7 @@ import pytest
 
 from dwlib.errors import InputError
 from dwlib.train import corpora
-from dwlib.train.data import split_documents
+from dwlib.train.data import load_corpus, split_documents
 
 
 def _gz(path, text):
@@ -66,3 +66,18 @@ def test_missing_package_is_one_line(tmp_path):
         corpora.linux_doc_files(tmp_path)
     with pytest.raises(InputError, match="version"):
         corpora.linux_doc_version(tmp_path)
+
+
+def test_the_recorded_split_sizes_are_the_installed_corpus():
+    """corpora.LINUX_DOC_SPLIT_TOKENS, which the book quotes, against the corpus itself where its
+    Debian package (of the recorded version) is installed; skipped elsewhere (CI has no package)."""
+    rec = corpora.LINUX_DOC_SPLIT_TOKENS
+    try:
+        version = corpora.linux_doc_version()
+    except InputError:
+        pytest.skip("linux-doc-6.1 is not installed")
+    if version != rec["version"]:
+        pytest.skip(f"linux-doc {version} is installed, the record is of {rec['version']}")
+    corpus = load_corpus(corpora.LINUX_DOC, vocab_size=rec["vocab_size"], validation_split=True, verbose=False)
+    assert {name: int(getattr(corpus, name).size) for name in ("train", "valid", "select")} == \
+        {name: rec[name] for name in ("train", "valid", "select")}

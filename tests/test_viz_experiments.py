@@ -126,3 +126,22 @@ def test_bounds_chart_names_each_width_at_the_end_of_its_upper_bound():
     colors = [v["encoding"]["color"] for v in views if "color" in v["encoding"]]
     assert len(colors) == 3 and all(c.get("legend", {}) is not None for c in colors)
     assert np.all([c["field"] == "width" for c in colors])
+
+
+def test_narrow_points_are_hollow_in_the_loss_and_the_gap_chart():
+    """Issue 17: a point narrower than 200 is drawn hollow (white inside), and the chart says so."""
+    recs = records(NO_CROSSING)  # widths 16 to 645: below 200 up to 1e5, and depth 4 (144) at 1e6
+    spec = vx.loss_chart(recs, tr.transitions(recs, n_boot=5)).to_dict()
+    (points,) = [v for v in _views(spec) if v["mark"]["type"] == "point"]
+    rows = _data(spec, points)
+    assert {(r["depth"], r["budget"]) for r in rows if r["narrow"]} == {(2, 1e4), (2, 1e5), (4, 1e4), (4, 1e5), (4, 1e6)}
+    fill = points["encoding"]["fill"]
+    assert fill["condition"] == {"test": "datum.narrow", "value": "white"} and fill["field"] == "depth"
+    assert vx.NARROW_NOTE in spec["title"]["subtitle"]
+    gaps = vx.gap_chart(recs, tr.transitions(recs, n_boot=5)).to_dict()
+    (means,) = [v for v in _views(gaps) if v["mark"]["type"] == "point" and v["mark"].get("filled")]
+    assert [r["narrow"] for r in _data(gaps, means)] == [True, True, True, False]
+    assert means["encoding"]["fill"]["condition"]["value"] == "white"
+    assert "d_x < 200" in gaps["title"]["subtitle"]
+    wide = [{**r, "width": r["width"] + 300} for r in recs]  # no narrow point: no note
+    assert "hollow" not in vx.loss_chart(wide, tr.transitions(wide, n_boot=5)).to_dict()["title"]["subtitle"]

@@ -28,22 +28,11 @@ FIGURE1_MIN_WIDTH = 200
 FIGURE1_DEPTHS = (6, 12, 24, 36, 48, 207)
 #: the stored sweeps, and whether each is read on the budgets where size still pays (the
 #: experiments chapter's rule for the GPU slice, :func:`dwlib.experiments.transition.size_limited`)
-SWEEPS = {"mini": ("CPU grid", False), "gpu-slice": ("GPU slice", True)}
+SWEEPS = {"mini": ("CPU grid", False), "cpu-fig2": ("CPU redo", False), "gpu-slice": ("GPU slice", True)}
 
 
 def _log10_pow3(L: int) -> float:
     return L * math.log10(3.0)
-
-
-def _power_of_ten(log10_x: float) -> str:
-    """A number given by its log10: 2.2e-04 below 1, 729 or 531,441 below a million, else as a
-    power of ten, 3.8 × 10^7 (depth 207 needs 10^98, beyond what a float's digits show)."""
-    if log10_x < 0:
-        return f"{10 ** log10_x:.1e}"
-    if log10_x < 6:
-        return f"{10 ** log10_x:,.0f}"
-    mantissa, exponent = math.modf(log10_x)
-    return f"{10 ** mantissa:.1f} × 10^{int(exponent)}"
 
 
 def figure1_rows() -> list[dict]:
@@ -64,9 +53,9 @@ def figure1_table() -> pd.DataFrame:
     """:func:`figure1_rows` as the chapter shows it."""
     return pd.DataFrame([{
         "depth L": r["depth"],
-        "width needed, d_x > 3^L": _power_of_ten(r["log10_width"]),
-        "size 12 L d_x^2 at that width": _power_of_ten(r["log10_size"]),
-        "that size / GPT-3 175B's": _power_of_ten(r["log10_vs_gpt3"]),
+        "width needed, d_x > 3^L": fmt.power_of_ten(r["log10_width"]),
+        "size 12 L d_x^2 at that width": fmt.power_of_ten(r["log10_size"]),
+        "that size / GPT-3 175B's": fmt.power_of_ten(r["log10_vs_gpt3"]),
     } for r in figure1_rows()]).set_index("depth L")
 
 
@@ -136,7 +125,14 @@ def numbers() -> dict:
     crossed = [r for r in large if r["mean"] < 0]
 
     def pairs(rs):
-        return ", ".join(f"{r['shallow']} vs {r['deep']}" for r in rs) or "none"
+        return ", ".join(f"{SWEEPS[r['sweep']][0]} {r['shallow']} vs {r['deep']}" for r in rs) or "none"
+
+    def worse(r):  # the deeper network worse in every seed
+        return r["n_deeper_worse"] == r["n_seeds"]
+
+    def except_text(rs):  # the pairs of a group where the deeper network is not worse in every seed
+        rest = [r for r in rs if not worse(r)]
+        return f", except in {pairs(rest)}, where the seeds disagree" if rest else ""
 
     gpt3 = next(g for g in gpt3_table() if g["name"] == "GPT-3 175B")
     lr, lr_records = learning_rate_check()
@@ -151,15 +147,21 @@ def numbers() -> dict:
         "f1_size_12_vs_gpt3": 10 ** fig1[12]["log10_vs_gpt3"],
         "f1_depths_above": ", ".join(str(L) for L in FIGURE1_DEPTHS[1:]),
         "ds_n_pairs": len(small),
-        "ds_n_worse_all_seeds": sum(r["n_deeper_worse"] == r["n_seeds"] for r in small),
-        "ds_gap_min": min(r["mean"] for r in small),
-        "ds_gap_max": max(r["mean"] for r in small),
+        # the answer to "do this book's sweeps show it?": the deeper network worse in every seed
+        "ds_answer": "Yes" if all(map(worse, small)) else "Partly" if any(map(worse, small)) else "No",
+        "ds_n_worse_all_seeds": sum(map(worse, small)),
+        # the range of the gap where the deeper network is worse in every seed
+        "ds_gap_min": min((r["mean"] for r in small if worse(r)), default=float("nan")),
+        "ds_gap_max": max((r["mean"] for r in small if worse(r)), default=float("nan")),
+        "ds_not_worse": pairs([r for r in small if not worse(r)]),
         "ds_std_max": max(r["std"] for r in small if r["std"] is not None),
         "ds_one_seed": pairs([r for r in small if r["n_seeds"] == 1]),
         "ds_both_below": pairs(both_below),
         "ds_n_both_below": len(both_below),
+        "ds_below_except": except_text(both_below),
         "ds_both_above": pairs(both_above),
         "ds_n_both_above": len(both_above),
+        "ds_above_except": except_text(both_above),
         "ds_closing": pairs(closing),
         "ds_crossed": pairs(crossed),
         "ds_n_crossed": len(crossed),

@@ -1,5 +1,5 @@
 """The experiments chapter's numbers and tables, from the published sweeps (``mini``, ``mini-lr``,
-``gpu-slice``).
+``gpu-slice``; ``cpu-fig2`` in :mod:`dwlib.book.experiments_redo`).
 
 :func:`numbers` gives every value the prose quotes (glue name -> value) in one call; the table
 functions turn the analyses of :mod:`dwlib.experiments.transition` into the frames the chapter
@@ -17,7 +17,7 @@ import pandas as pd
 from dwlib import fmt
 from dwlib.core import bounds
 from dwlib.experiments import transition as tr
-from dwlib.experiments.presets import get_preset
+from dwlib.experiments.presets import WIDE, get_preset
 from dwlib.experiments.records import stored_results, summary
 from dwlib.train import data
 
@@ -44,13 +44,25 @@ def setup_table(name: str, note: str = "") -> pd.DataFrame:
 
 
 def loss_frame(records: list[dict]) -> pd.DataFrame:
-    """Seed-mean loss per (depth, width), with the width's threshold log3 d_x and its regime."""
+    """Seed-mean loss per (depth, width) on both size axes (non-embedding N, the paper's; total
+    with embeddings), the mean of held-out minus training loss (how far the runs fit their
+    training data beyond the language), whether the width is below 200, and the width's
+    threshold log3 d_x and regime."""
     table = pd.DataFrame(tr.loss_table(records))
+    runs = [r for r in tr.reported(records) if r["status"] == "completed" and r["train_loss"] is not None]
+    key = ["depth", "width"]
+    per_run = pd.DataFrame([{"depth": r["depth"], "width": r["width"], "total": r["total_params"],
+                             "fit": r["eval_loss"] - r["train_loss"]} for r in runs]).groupby(key)
+    table = table.join(per_run.agg(total=("total", "first"), fit=("fit", "mean")), on=key)
+    table["total params"] = table["total"].astype("Int64")
+    table["held-out − train"] = table["fit"].round(3)
+    table[f"d_x < {WIDE}"] = np.where(table["width"] < WIDE, "yes", "no")
     table["log3 d_x"] = bounds.depth_threshold(table["width"].to_numpy()).round(2)
     table["regime of (L, d_x)"] = bounds.regime(table["depth"].to_numpy(), table["width"].to_numpy())
     table["loss"] = [f"{m:.3f} ± {s:.3f}" if n > 1 else f"{m:.3f}"
                      for m, s, n in zip(table["mean"], table["std"], table["seeds"])]
-    return table.set_index(["depth", "width"])[["budget", "loss", "seeds", "log3 d_x", "regime of (L, d_x)"]]
+    return table.set_index(key)[["budget", "total params", "loss", "seeds", "held-out − train", f"d_x < {WIDE}",
+                                 "log3 d_x", "regime of (L, d_x)"]]
 
 
 def every_pair(depths) -> list[tuple[int, int]]:
@@ -179,9 +191,10 @@ def measured(results: list[dict]) -> dict:
 
 
 def paper_table() -> pd.DataFrame:
-    """The paper's claims beside what the two sweeps measured."""
+    """The paper's claims beside what the three sweeps measured."""
     top = max(r["target_budget"] for r in sweep("gpu-slice").limited)
-    return pd.DataFrame({"paper": PAPER, "mini (CPU)": measured(sweep("mini").results),
+    return pd.DataFrame({"paper": PAPER, "mini (CPU, one rate)": measured(sweep("mini").results),
+                         "cpu-fig2 (CPU, a rate per shape)": measured(sweep("cpu-fig2").results),
                          f"gpu-slice ({GPU_NOTE}, up to {top / 1e6:g}M)": measured(sweep("gpu-slice").results)})
 
 

@@ -12,10 +12,19 @@ import numpy as np
 import pandas as pd
 
 from dwlib.errors import require
+from dwlib.experiments.presets import WIDE
 from dwlib.experiments.transition import fit_transitions, loss_table, paired_gaps, pair_depth, transitions
 
 DEPTH_SCHEME = "viridis"
 USED, LEFT_OUT = "in the analysis", "left out: size stops paying"
+NARROW_NOTE = f"hollow points: width d_x < {WIDE}"
+
+
+def _hollow_if(test: str, color_field: str, scale: alt.Scale, **encoding):
+    """Point encodings that draw a point filled in its colour, or hollow (white inside, the
+    colour as outline) where the Vega expression ``test`` holds: the narrow points."""
+    return {"fill": alt.condition(test, alt.value("white"), alt.Fill(color_field, scale=scale, legend=None)),
+            "stroke": alt.Stroke(color_field, scale=scale, legend=None), **encoding}
 
 
 def json_list(values) -> str:
@@ -38,7 +47,8 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, used: lis
     results = transitions(records) if results is None else results
     rows = [r for r in loss_table(records) if r["losses"]]
     kept = None if used is None else {(r["depth"], r["width"]) for r in used}
-    df = pd.DataFrame([{"depth": r["depth"], "width": r["width"], "budget": r["budget"], "loss": r["mean"],
+    df = pd.DataFrame([{"depth": r["depth"], "width": r["width"], "narrow": r["width"] < WIDE,
+                        "budget": r["budget"], "loss": r["mean"],
                         "low": r["mean"] - (r["std"] if r["seeds"] > 1 else 0.0),
                         "high": r["mean"] + (r["std"] if r["seeds"] > 1 else 0.0), "seeds": r["seeds"],
                         "point": USED if kept is None or (r["depth"], r["width"]) in kept else LEFT_OUT}
@@ -71,8 +81,9 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, used: lis
     shape = alt.Shape("point:N", scale=alt.Scale(domain=[USED, LEFT_OUT], range=["circle", "cross"]),
                       title="points", legend=alt.Legend(orient="bottom", columns=1)
                       if kept is not None and (df["point"] == LEFT_OUT).any() else None)
-    layers.append(base.mark_point(filled=True, size=45).encode(x=x, y=y, color=color, opacity=opacity,
-                                                               shape=shape, tooltip=tips))
+    layers.append(base.mark_point(filled=True, size=45, strokeWidth=1.5).encode(
+        **_hollow_if("datum.narrow", "depth:O", alt.Scale(scheme=DEPTH_SCHEME), x=x, y=y, opacity=opacity,
+                     shape=shape, tooltip=tips)))
     marker = (alt.Chart(pd.DataFrame({"i": [0]}))
               .transform_calculate(budget=f"{crossings}[pair]",
                                    text=f"'L = ' + {pairs}[pair][0] + ' vs ' + {pairs}[pair][1]"
@@ -84,8 +95,9 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, used: lis
                                    limit=alt.expr("width - 16")).encode(text="text:N"))
     return (alt.layer(*layers).add_params(pick)
             .properties(width=width, height=height,
-                        title=alt.Title("Loss against size at each depth", subtitle="seed mean ± std",
-                                        anchor="start")))
+                        title=alt.Title("Loss against size at each depth", anchor="start",
+                                        subtitle="seed mean ± std" + (f"; {NARROW_NOTE}" if df["narrow"].any()
+                                                                      else ""))))
 
 
 def gap_chart(records: list[dict], results: list[dict], width: int = 480, height: int = 320):
@@ -98,11 +110,13 @@ def gap_chart(records: list[dict], results: list[dict], width: int = 480, height
     """
     require(len(results) > 0, "gap_chart needs at least one pair")
     names = [f"{t['shallow']} vs {t['deep']}" for t in results]
+    widths = {(r["depth"], r["target_budget"]): r["width"] for r in records}
     means, seeds = [], []
     for t, name in zip(results, names):
         for row in paired_gaps(records, t["shallow"], t["deep"]):
-            means.append({"pair": name, "budget": row["target_budget"], "gap": row["mean"],
-                          "seeds": len(row["gaps"])})
+            n = row["target_budget"]
+            means.append({"pair": name, "budget": n, "gap": row["mean"], "seeds": len(row["gaps"]),
+                          "narrow": min(widths[(t["shallow"], n)], widths[(t["deep"], n)]) < WIDE})
             seeds += [{"pair": name, "budget": row["target_budget"], "gap": g, "seed": s}
                       for s, g in row["gaps"].items()]
     require(len(means) > 0, "gap_chart: no budget is measured at both depths of any pair")
@@ -130,8 +144,10 @@ def gap_chart(records: list[dict], results: list[dict], width: int = 480, height
     layers = [zero, side_text,
               alt.Chart(pd.DataFrame(seeds)).mark_point(size=18, opacity=0.5).encode(
                   x=x, y=y, color=color, tooltip=tips + ["seed:N"]),
-              alt.Chart(pd.DataFrame(means)).mark_line(point=True).encode(
-                  x=x, y=y, color=color, tooltip=tips + ["seeds:Q"])]
+              alt.Chart(pd.DataFrame(means)).mark_line().encode(x=x, y=y, color=color),
+              alt.Chart(pd.DataFrame(means)).mark_point(filled=True, size=40, strokeWidth=1.5).encode(
+                  **_hollow_if("datum.narrow", "pair:N", alt.Scale(scheme="dark2", domain=names), x=x, y=y,
+                               tooltip=tips + ["seeds:Q", "narrow:N"]))]
     crossed = [{"pair": n, "budget": t["budget"], "low": t["budget_p16"] or t["budget"],
                 "high": t["budget_p84"] or t["budget"], "gap": 0.0}
                for t, n in zip(results, names) if t["status"] == "crossing"]
@@ -140,7 +156,11 @@ def gap_chart(records: list[dict], results: list[dict], width: int = 480, height
         layers += [c.mark_rule(size=3).encode(x=alt.X("low:Q", scale=xscale), x2="high:Q", y=y, color=color),
                    c.mark_point(shape="diamond", filled=True, size=110, stroke="black").encode(
                        x=x, y=y, color=color, tooltip=["pair:N", alt.Tooltip("budget:Q", format=".3s")])]
-    return alt.layer(*layers).properties(width=width, height=height)
+    note = "seed by seed (small points) and their mean (line)"
+    if any(m["narrow"] for m in means):
+        note += f"; hollow: a network of the pair has d_x < {WIDE}"
+    return alt.layer(*layers).properties(width=width, height=height, title=alt.Title(
+        "Deep minus shallow held-out loss", subtitle=note, anchor="start"))
 
 
 def transition_chart(results: list[dict], depth_of_pair: str = "midpoint", width: int = 420, height: int = 300):
