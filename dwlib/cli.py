@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import textwrap
 
 from dwlib import fmt
-from dwlib.cli_format import (finite_or_none, print_advise_budget, print_cost, print_installed_pack, print_json,
-                              print_pack, print_plan)
+from dwlib.cli_format import (print_advise_budget, print_bounds, print_corollary1, print_cost,
+                              print_installed_pack, print_json, print_pack, print_plan)
 from dwlib.core.bounds import (corollary1_width, depth_threshold, log3_to_log10, regime,
                                separation_rank_bounds)
 from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE, LOG_WIDTH_INTERCEPT, Fit,
@@ -28,9 +27,6 @@ from dwlib.errors import InputError, environment_problem, require
 from dwlib.experiments import cost
 from dwlib.experiments.presets import PRESETS, get_preset
 from dwlib.train.config import TrainConfig
-
-
-WRAP = 76  # columns of the sentences a command prints (a book page's code column, a terminal)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -147,16 +143,7 @@ def _run_bounds(args) -> int:
            "log3_sep": {"lower": b["lower"], "upper": b["upper"]},
            "log10_sep": {"lower": log3_to_log10(b["lower"]), "upper": log3_to_log10(b["upper"])},
            "note": fmt.heads_note(args.width, args.heads)}
-    if args.json:
-        print_json(finite_or_none(out))
-        return 0
-    eq = {1: "Theorem 1, eq. (7)", 2: "Theorem 2, eq. (8)"}.get(b["theorem"], "neither theorem applies")
-    print(f"depth {args.depth}, width {args.width}, heads {args.heads}")
-    print(f"threshold log3(width) = {out['threshold']:.4f}; regime: {out['regime']} ({eq})")
-    print(f"log3 sep:  {b['lower']:.6g} <= log3 sep <= {b['upper']:.6g}")
-    print(f"log10 sep: {out['log10_sep']['lower']:.6g} <= log10 sep <= {out['log10_sep']['upper']:.6g}")
-    if out["note"]:
-        print(f"note: {out['note']}")
+    print_bounds(out, args.json)
     return 0
 
 
@@ -165,20 +152,7 @@ def _run_corollary1(args) -> int:
     shallow = {"width": "shallow_width", "log10_width": "log10_shallow_width"}  # not the deep network's width
     out = {"width": args.width, "heads": args.heads, "depth": args.depth, "shallow_depth": args.shallow_depth,
            **{shallow.get(k, k): v for k, v in r.items()}, "note": fmt.heads_note(args.width, args.heads)}
-    if args.json:
-        print_json(finite_or_none(out))
-        return 0
-    lines = [f"deep network: depth {args.depth}, width {args.width}, heads {args.heads}",
-             f"its eq. (7) lower bound: log3 sep >= {r['log3_sep_target']:.6g}"]
-    if r["any_width"]:
-        lines.append(fmt.any_width_sentence(args.shallow_depth))
-    else:
-        lines.append(f"a depth-{args.shallow_depth} network needs width >= "
-                     f"{fmt.power_of_ten(r['log10_width'], 4)} (log10 {r['log10_width']:.4f})")
-        lines.append("for its eq. (7) upper bound to reach that")
-    if out["note"]:
-        lines.append(f"note: {out['note']}")
-    print("\n".join(textwrap.fill(line, WRAP, subsequent_indent="  ") for line in lines))
+    print_corollary1(out, args.json)
     return 0
 
 

@@ -1,7 +1,7 @@
-"""Output formatting of the dwlib command line: JSON, and the tables that are more than a line.
+"""Output formatting of the dwlib command line: JSON, and each subcommand's text.
 
-Moved out of :mod:`dwlib.cli` unchanged (it parses arguments and calls the library; this prints
-what the library returns).
+:mod:`dwlib.cli` parses arguments and calls the library; this prints what the library returns,
+in sentences of at most :data:`WRAP` columns where they can be long.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import textwrap
 from dataclasses import asdict
 
 from dwlib import fmt
@@ -70,6 +71,42 @@ def print_cost(est: dict, as_json: bool) -> None:
         print_json(est)
     else:
         print("\n".join(cost_lines(est)))
+
+
+WRAP = 76  # columns of the sentences a command prints (a book page's code column, a terminal)
+
+
+def print_bounds(out: dict, as_json: bool) -> None:
+    """``dwlib bounds``: the threshold, the regime and both bounds, as text or JSON."""
+    if as_json:
+        print_json(finite_or_none(out))
+        return
+    eq = {1: "Theorem 1, eq. (7)", 2: "Theorem 2, eq. (8)"}.get(out["theorem"], "neither theorem applies")
+    lo, hi = out["log3_sep"]["lower"], out["log3_sep"]["upper"]
+    print(f"depth {out['depth']}, width {out['width']}, heads {out['heads']}")
+    print(f"threshold log3(width) = {out['threshold']:.4f}; regime: {out['regime']} ({eq})")
+    print(f"log3 sep:  {lo:.6g} <= log3 sep <= {hi:.6g}")
+    print(f"log10 sep: {out['log10_sep']['lower']:.6g} <= log10 sep <= {out['log10_sep']['upper']:.6g}")
+    if out["note"]:
+        print(f"note: {out['note']}")
+
+
+def print_corollary1(out: dict, as_json: bool) -> None:
+    """``dwlib corollary1``: the width a shallower network needs, in lines of at most WRAP columns."""
+    if as_json:
+        print_json(finite_or_none(out))
+        return
+    lines = [f"deep network: depth {out['depth']}, width {out['width']}, heads {out['heads']}",
+             f"its eq. (7) lower bound: log3 sep >= {out['log3_sep_target']:.6g}"]
+    if out["any_width"]:
+        lines.append(fmt.any_width_sentence(out["shallow_depth"]))
+    else:
+        lines.append(f"a depth-{out['shallow_depth']} network needs width >= "
+                     f"{fmt.power_of_ten(out['log10_shallow_width'], 4)} (log10 {out['log10_shallow_width']:.4f})")
+        lines.append("for its eq. (7) upper bound to reach that")
+    if out["note"]:
+        lines.append(f"note: {out['note']}")
+    print("\n".join(textwrap.fill(line, WRAP, subsequent_indent="  ") for line in lines))
 
 
 def print_pack(header: dict, out: str, as_json: bool) -> None:

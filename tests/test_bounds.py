@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dwlib import cli
+from dwlib import cli, cli_format
 from dwlib.core import bounds
 from dwlib.errors import InputError
 
@@ -252,6 +252,6 @@ def test_cli_corollary1(capsys):
     assert out["shallow_width"] == pytest.approx(r["width"]) and out["log10_shallow_width"] == r["log10_width"]
     out = run_cli(capsys, "corollary1", "--width", "1000", "--heads", "16", "--depth", "6", "--shallow-depth", "3")
     assert "needs width >= 76,136 (log10 4.8816)" in out  # written as the book writes numbers
-    assert max(len(line) for line in out.splitlines()) <= cli.WRAP  # fits the book's code column
+    assert max(len(line) for line in out.splitlines()) <= cli_format.WRAP  # fits the book's code column
     out = run_cli(capsys, "corollary1", "--width", "1000", "--heads", "16", "--depth", "6", "--shallow-depth", "5")
     assert "of any width reaches it" in out and "needs width" not in out

@@ -141,7 +141,8 @@ def size_limit_table(name: str = "gpu-slice") -> pd.DataFrame:
     return pd.DataFrame([{"depth": r["depth"], "width": r["width"], "seed": r["seed"], "budget": r["budget"],
                           "eval loss": round(r["eval_loss"], 3),
                           "eval - train loss": round(r["eval_loss"] - r["train_loss"], 3),
-                          "fall over the last fifth": round(tr.late_improvement(r), 3), "used below": r in s.limited}
+                          "fall over the last fifth": round(tr.late_improvement(r), 3), "used below": r in s.limited,
+                          f"d_x < {WIDE}": "yes" if r["width"] < WIDE else "no"}
                          for r in sorted(dropped + at_top, key=lambda r: (r["target_budget"], r["depth"], r["seed"]))]
                         ).set_index(["depth", "width", "seed"])
 
@@ -149,8 +150,14 @@ def size_limit_table(name: str = "gpu-slice") -> pd.DataFrame:
 def gap_rows(name: str = "gpu-slice") -> list[dict]:
     """Deep minus shallow loss seed by seed at each target budget (:func:`~dwlib.experiments.transition.paired_gaps`)."""
     s = sweep(name)
+    width = {(r["depth"], r["target_budget"]): r["width"] for r in s.limited}
+
+    def widths(g):  # the two widths, a narrow one marked
+        return ", ".join(f"{w}{'*' if w < WIDE else ''}" for w in (width[(L, g["target_budget"])]
+                                                                  for L in (g["shallow"], g["deep"])))
     return [{"pair": f"{g['shallow']} vs {g['deep']}", "target N": f"{g['target_budget'] / 1e6:g}M",
              "actual N (shallow, deep)": ", ".join(f"{g['budgets'][L] / 1e6:.2f}M" for L in (g["shallow"], g["deep"])),
+             f"widths (* below {WIDE})": widths(g),
              "gap per seed": ", ".join(f"{v:+.3f}" for v in g["gaps"].values()), "mean gap": g["mean"]}
             for sh, d in s.pairs for g in tr.paired_gaps(s.limited, sh, d)]
 
