@@ -96,8 +96,8 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, used: lis
     return (alt.layer(*layers).add_params(pick)
             .properties(width=width, height=height,
                         title=alt.Title("Loss against size at each depth", anchor="start",
-                                        subtitle="seed mean ± std" + (f"; {NARROW_NOTE}" if df["narrow"].any()
-                                                                      else ""))))
+                                        # one short line each: a title does not wrap on a phone
+                                        subtitle=["seed mean ± std"] + ([NARROW_NOTE] if df["narrow"].any() else []))))
 
 
 def gap_chart(records: list[dict], results: list[dict], width: int = 480, height: int = 320):
@@ -156,9 +156,9 @@ def gap_chart(records: list[dict], results: list[dict], width: int = 480, height
         layers += [c.mark_rule(size=3).encode(x=alt.X("low:Q", scale=xscale), x2="high:Q", y=y, color=color),
                    c.mark_point(shape="diamond", filled=True, size=110, stroke="black").encode(
                        x=x, y=y, color=color, tooltip=["pair:N", alt.Tooltip("budget:Q", format=".3s")])]
-    note = "seed by seed (small points) and their mean (line)"
+    note = ["per seed (small points), mean (line)"]  # short lines: a title does not wrap on a phone
     if any(m["narrow"] for m in means):
-        note += f"; hollow: a network of the pair has d_x < {WIDE}"
+        note.append(f"hollow: a network with d_x < {WIDE}")
     return alt.layer(*layers).properties(width=width, height=height, title=alt.Title(
         "Deep minus shallow held-out loss", subtitle=note, anchor="start"))
 
