@@ -17,6 +17,7 @@ import pandas as pd
 
 from dwlib import fmt
 from dwlib.errors import require
+from dwlib.experiments import selection
 from dwlib.experiments import transition as tr
 from dwlib.experiments.presets import WIDE, get_preset
 from dwlib.experiments.records import stored_results
@@ -64,25 +65,18 @@ def search_table() -> pd.DataFrame:
 
 def selection_table(name: str = NAME) -> pd.DataFrame:
     """Per shape: its budget, whether it is narrow, the validation loss of each rate of the
-    grid (the seeds that train the grid, averaged), the rate chosen, and whether that rate is
-    at an end of the grid (the best may lie outside it)."""
+    grid (the seeds that train the grid, averaged) and the rate chosen, as
+    :func:`dwlib.experiments.selection.choose` decides them, and whether that rate is at an end
+    of the grid (the best may lie outside it)."""
     s = redo(name)
-    grid_seeds = set(s.preset.grid_seeds())
-    rows = {}
-    for r in s.records:
-        if r["seed"] not in grid_seeds or r["select_loss"] is None:
-            continue
-        row = rows.setdefault(shape(r), {"depth": r["depth"], "width": r["width"], "N": r["budget"],
-                                         f"d_x < {WIDE}": "yes" if r["narrow"] else "no",
-                                         "chosen rate": r["chosen_lr"],
-                                         "at the grid's edge": "yes" if r["chosen_at_edge"] else "no", "_": {}})
-        row["_"].setdefault(r["lr"], []).append(r["select_loss"])
-    out = []
-    for row in rows.values():
-        losses = row.pop("_")
-        out.append({**row, **{f"validation loss at {fmt.value(lr)}": round(float(np.mean(v)), 3)
-                              for lr, v in sorted(losses.items())}})
-    return pd.DataFrame(out).set_index(["depth", "width"]).sort_index()
+    choice = selection.choose(s.records, s.preset.grid_seeds(), s.preset.exclude)
+    first = {shape(r): r for r in s.records}
+    return pd.DataFrame([{
+        "depth": key[0], "width": key[1], "N": first[key]["budget"],
+        f"d_x < {WIDE}": "yes" if first[key]["narrow"] else "no", "chosen rate": c["lr"],
+        "at the grid's edge": "yes" if c["at_edge"] else "no",
+        **{f"validation loss at {fmt.value(lr)}": round(loss, 3) for lr, loss in c["losses"].items()},
+    } for key, c in sorted(choice.items())]).set_index(["depth", "width"])
 
 
 def interval_table(name: str = NAME) -> pd.DataFrame:
