@@ -50,6 +50,29 @@ def value(v, digits: int = 4) -> str:
     return f"{x:,.{digits}g}"
 
 
+#: significant digits a saved output keeps (:func:`stable`)
+STABLE_DIGITS = 10
+
+
+def stable(v, digits: int = STABLE_DIGITS):
+    """``v`` with every real number that is not an integer rounded to ``digits`` significant
+    digits, inside lists, tuples and dicts too (numpy's scalars become Python's floats).
+
+    For what a notebook saves (glued numbers, charts' data): the same computation on another
+    CPU can differ in the last bit (a sum reduced in another order by wider vector
+    instructions: 5058.386514860644 on one machine, ...643 on another), and the saved outputs,
+    which nbval compares, must not depend on the machine. Ten digits are far more than any
+    sentence or chart shows."""
+    if isinstance(v, dict):
+        return {k: stable(x, digits) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return type(v)(stable(x, digits) for x in v)
+    if isinstance(v, bool) or isinstance(v, numbers.Integral) or not isinstance(v, numbers.Real):
+        return v
+    x = float(v)
+    return float(f"{x:.{digits}g}") if math.isfinite(x) else x
+
+
 def power_of_ten(log10_x: float, digits: int = 2) -> str:
     """A positive number given by its log10 (so that 10^200 fits, beyond a float): written as
     'm × 10^e' (``digits`` significant digits) from a million up and below 0.001, else in full

@@ -91,6 +91,16 @@ def test_fmt_value_writes_any_value_for_a_reader():
     assert fmt.value(3.14159265, 6) == "3.14159" and fmt.value(True) == "True" and fmt.value("x") == "x"
 
 
+def test_fmt_stable_keeps_ten_significant_digits_of_reals_only():
+    # what a notebook saves: glued numbers and charts' data, the same on every CPU
+    assert fmt.stable(0.8538945484064752) == fmt.stable(0.853894548406475) == 0.8538945484
+    assert fmt.stable({"a": [1.23456789012345e-20, (np.float32(0.1), 7)]}) == {"a": [1.23456789e-20, (0.1000000015, 7)]}
+    assert fmt.stable(2 ** 60) == 2 ** 60 and fmt.stable(np.int64(3)) == 3 and fmt.stable(True) is True
+    assert fmt.stable("0.8538945484064752") == "0.8538945484064752"  # text is left alone
+    assert math.isnan(fmt.stable(float("nan"))) and fmt.stable(float("inf")) == float("inf")
+    assert fmt.stable(fmt.stable(2 / 3)) == fmt.stable(2 / 3) == 0.6666666667  # rounding twice changes nothing
+
+
 def test_fmt_powers_of_ten_share_one_style():
     # given by log10, so that 10^200 (Figure 1's depth 207) fits
     assert fmt.power_of_ten(200 + math.log10(8.4)) == "8.4 × 10^200"

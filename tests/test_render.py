@@ -24,6 +24,23 @@ def _bundle(chart) -> tuple[dict, dict]:
     return out if isinstance(out, tuple) else (out, {})
 
 
+def test_a_chart_saves_the_same_output_when_its_numbers_differ_in_the_last_bit():
+    # One width computed on two CPUs (seen: this book's threshold chart on AVX2 and AVX-512
+    # machines); nbval compares saved outputs strictly, so the saved chart must not differ.
+    a, b = 5058.386514860644, 5058.386514860643
+    assert a != b
+
+    def chart(x):
+        frame = pd.DataFrame({"width": [x, 2 * x], "depth": [1, 2]})
+        return alt.Chart(frame).mark_line().encode(x="width", y="depth").properties(title="t", width=x / 10)
+
+    render.enable()
+    saved = _bundle(chart(a))[0][render.MIMETYPE]
+    assert saved == _bundle(chart(b))[0][render.MIMETYPE]  # the data, its hashed name, the width
+    assert next(iter(saved["datasets"].values()))[0]["width"] == 5058.386515  # ten significant digits
+    assert saved["width"] == 505.8386515
+
+
 def test_chart_output_is_the_spec_as_data_under_the_mimetype_jupyterlab_draws():
     render.enable()
     chart = _chart()

@@ -100,6 +100,17 @@ def test_bounds_chart_draws_the_computed_bounds():
     assert not any(v["width"] == "d_x = 81" and v["depth"] == 4.0 for v in values)  # on the threshold
 
 
+def test_bounds_chart_names_its_lines_in_the_order_of_the_widths_given():
+    # The line labels sit at each upper line's deepest point, all at the same depth: a sort that
+    # is not stable could order them (and the saved output) differently on another CPU (seen:
+    # numpy's AVX-512 sort).
+    widths = (64, 256, 1024, 4096)
+    spec = vb.bounds_chart(widths=widths, heads=8, depth_range=(1, 24)).to_dict()
+    ends = [values for values in spec["datasets"].values() if len(values) == len(widths) and "bound" in values[0]]
+    assert [v["width"] for v in ends[0]] == [f"d_x = {w:,}" for w in widths]
+    assert {v["depth"] for v in ends[0]} == {24.0}
+
+
 def test_threshold_chart_has_a_bound_slider_and_places_the_models():
     spec = vb.threshold_chart([{"name": "BERT-large", "depth": 24, "width": 1024}]).to_dict()  # validates
     params = [p for p in spec.get("params", []) if "bind" in p]

@@ -54,7 +54,9 @@ class Table:
 
 
 def glue(name: str, value, display: bool = False) -> None:
-    """Make ``value`` available to the prose as ``{glue:text}`name```.
+    """Make ``value`` available to the prose as ``{glue:text}`name```, its real numbers kept to
+    :data:`dwlib.fmt.STABLE_DIGITS` significant digits (:func:`dwlib.fmt.stable`: the saved
+    value must not depend on the CPU's last bit).
 
     Returns None, so that a cell ending in a glue call prints nothing.
     """
@@ -62,7 +64,7 @@ def glue(name: str, value, display: bool = False) -> None:
         from myst_nb import glue as _glue  # lazy: myst-nb is absent outside a book build (Colab)
     except ImportError:  # not building the book: nothing to hand over
         return
-    _glue(name, value, display=display)
+    _glue(name, fmt.stable(value), display=display)
 
 
 class Numbers(dict):

@@ -148,7 +148,7 @@ def bounds_chart(widths=(64, 256, 1024, 4096), heads=8, depth_range=(1.0, 24.0),
     # Each width's name written above the right end of its upper bound, in its colour, so the
     # lines can be told apart without the legend. The same colour encoding as the lines: a
     # layer with legend=None would remove the legend the layers share.
-    ends = df[df["bound"] == "upper"].sort_values("depth").groupby("width", sort=False).tail(1)
+    ends = df[df["bound"] == "upper"].sort_values("depth", kind="stable").groupby("width", sort=False).tail(1)
     names = alt.Chart(ends).mark_text(align="right", baseline="bottom", dy=-3, fontSize=11,
                                       fontWeight="bold").encode(
         x=x, y=y, color=color, text="width:N")

@@ -30,6 +30,7 @@ import json
 
 import altair as alt
 
+from dwlib import fmt
 from dwlib.env import on_colab
 
 RENDERER = "dwbook"
@@ -72,6 +73,7 @@ def book_spec(spec: dict) -> dict:
 
 
 def _renderer(spec: dict, **metadata) -> tuple[dict, dict]:
+    spec = fmt.stable(spec)  # every number the output saves, not only the data's (see _inline_values)
     title = spec.get("title")
     text = f"<Altair chart{': ' + html.escape(str(title)) if isinstance(title, str) else ''}>"
     embed = {"embed_options": metadata.get("embed_options") or {}}
@@ -79,6 +81,18 @@ def _renderer(spec: dict, **metadata) -> tuple[dict, dict]:
 
 
 alt.renderers.register(RENDERER, _renderer)
+
+
+def _inline_values(data) -> dict:
+    """Altair's data transformer for dwlib's charts: the data inline in the spec (the book has no
+    server to fetch data files from; no row limit), real numbers to
+    :data:`dwlib.fmt.STABLE_DIGITS` significant digits (:func:`dwlib.fmt.stable`), so that a
+    chart's saved data, and the dataset name Altair hashes from it, are the same on every CPU."""
+    values = alt.utils.data.to_values(data)
+    return {**values, "values": fmt.stable(values["values"])} if "values" in values else values
+
+
+alt.data_transformers.register(RENDERER, _inline_values)
 
 
 def enable(actions: bool = False, live: bool | None = None) -> None:
@@ -92,8 +106,7 @@ def enable(actions: bool = False, live: bool | None = None) -> None:
         alt.renderers.enable("jupyter", offline=True, embed_options={"actions": actions})
     else:
         alt.renderers.enable(RENDERER, embed_options={"actions": actions, "renderer": "svg"})
-    # Keep data inline in the spec (the book has no server to fetch separate data files from).
-    alt.data_transformers.disable_max_rows()
+    alt.data_transformers.enable(RENDERER)
 
 
 def slider(name: str, min: float, max: float, step: float, value: float, label: str | None = None):
