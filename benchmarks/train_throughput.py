@@ -14,7 +14,9 @@ by one, so that a machine that slows down or speeds up during the measurement af
 side alike. All run under dwlib's host-memory setting
 (``dwlib.train.process.configure_host_memory``); ``--torch-alone`` times the reference by itself, in a
 process of its own with the C library's default allocator, as a check that the setting does not
-flatter the comparison.
+flatter the comparison. The header names the CPU (model, widest vector extension) and the same
+product's rate in PyTorch: the ratio depends on the machine, since XLA's and PyTorch's matrix
+products do not use the same instructions on every CPU (README, "Training throughput").
 
 FLOPs per token (the reference's formula, so the two columns compare):
     6 * (12 L d^2 + V d)  +  12 L T d
@@ -75,6 +77,33 @@ def matmul_peak(m=4096, k=1024, n=1024, repeats=10) -> float:
     f(a, b).block_until_ready()
     best = min(_timed(lambda: f(a, b).block_until_ready()) for _ in range(repeats))
     return 2 * m * k * n / best
+
+
+def torch_matmul_peak(m=4096, k=1024, n=1024, repeats=10) -> float:
+    """FLOP/s of the same float32 product in PyTorch (``torch.mm``, its own BLAS), best of ``repeats``."""
+    import torch
+
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    torch.mm(a, b)
+    return 2 * m * k * n / min(_timed(lambda: torch.mm(a, b)) for _ in range(repeats))
+
+
+def cpu_description() -> str:
+    """The CPU's model name and its widest x86 vector extension, from /proc/cpuinfo (Linux): the
+    ratio to PyTorch depends on them, since XLA and PyTorch's BLAS do not use the same instructions."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "CPU unknown"
+    fields = {}
+    for line in info.splitlines():
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    flags = set(fields.get("flags", "").split())
+    isa = next((name for name, flag in (("AVX-512", "avx512f"), ("AVX2", "avx2"), ("AVX", "avx")) if flag in flags),
+               "no AVX")
+    return (f"CPU {fields.get('model name', 'unknown')} (family {fields.get('cpu family', '?')}, "
+            f"model {fields.get('model', '?')}), {isa}")
 
 
 def _timed(fn) -> float:
@@ -305,10 +334,12 @@ def main(argv=None) -> int:
     print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.device_count()} device(s)), "
           f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; matmul peak {peak / 1e9:.1f} GFLOP/s (4096x1024x1024 f32); "
           f"freed host memory {'kept for reuse' if kept else 'returned to the system'}")
+    print(cpu_description())
     if ref is not None:
         import torch
 
-        print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; reference {a.torch_reference}")
+        print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; matmul peak "
+              f"{torch_matmul_peak() / 1e9:.1f} GFLOP/s (the same product); reference {a.torch_reference}")
     print(f"vocab {VOCAB}, seq {SEQ}, batch {BATCH}, float32; FLOPs/token = 6(12 L d^2 + V d) + 12 L T d; "
           f"dwlib/torch > 1: dwlib faster (best steps; paired: median of step-by-step ratios)")
     header = f"{'L':>2} {'d':>4} {'H':>2}" + "".join(
