@@ -222,6 +222,21 @@ def test_a_run_in_use_is_refused_with_one_line(world, capsys):
     assert (run / "metrics.jsonl").read_text() == before
 
 
+def test_a_run_being_created_is_in_use_not_foreign(world, capsys):
+    """The moment between another process taking a new run's lock and its config.json landing:
+    the directory holds only the lock and that process's temporary files (an atomic write, a
+    write probe). That is a run in use, not a foreign directory."""
+    run = world[0] / "being-created"
+    run.mkdir()
+    (run / ".config.json.99999.tmp").write_text("{")
+    (run / ".dwlib-probe-abc").write_text("")
+    with exclusive(run / ".lock", "test"):
+        status, err = cli_train(world[0], str(run), capsys)
+    assert status == 2 and "in use by another process" in err, err
+    (run / ".config.json.99999.tmp").unlink()  # the other process gone, its probe left behind:
+    assert train(config(world[0], "being-created"), progress=False, verbose=False)["status"] == "completed"
+
+
 def test_a_changed_corpus_is_refused_on_resume(world, capsys):
     root = world[0]
     corpus = root / "edited.txt"

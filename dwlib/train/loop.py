@@ -107,7 +107,8 @@ def _claimed(out: Path | None, lead: bool):
     if out is None or not lead:
         yield
         return
-    check_run_dir(out)
+    if not (out / ".lock").exists():  # with a lock file, the lock decides: its holder may be writing
+        check_run_dir(out)             # (otherwise: refuse a foreign directory before creating the lock)
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     with exclusive(out / ".lock", f"run directory {out}"):

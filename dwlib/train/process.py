@@ -74,6 +74,9 @@ def check_environment(out=None, cache_dir=None, backend: bool = True) -> None:
         check_backend()
 
 
+PROBE_PREFIX = ".dwlib-probe-"  # check_writable's passing file, which a run directory's check ignores
+
+
 def check_writable(path, what: str, directory: bool = False) -> Path:
     """``path`` as a Path, or InputError unless a file (``directory``: a directory) can be created
     or written there: its nearest existing ancestor must be a directory that takes a file (tried
@@ -88,7 +91,7 @@ def check_writable(path, what: str, directory: bool = False) -> Path:
         parent = parent.parent
     require(parent.is_dir(), f"{what} {str(p)!r} cannot be created: {str(parent)!r} is not a directory")
     try:
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=".dwlib-probe-")
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=PROBE_PREFIX)
         os.close(fd)
         os.unlink(tmp)
     except OSError as err:
