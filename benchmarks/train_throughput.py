@@ -60,10 +60,11 @@ OPS = ("fast", "plain")
 
 
 def flops_per_token(vocab, seq, depth, width):
-    """6 (12 L d^2 + V d) + 12 L T d, torch_reference.flops_per_token's formula."""
-    from dwlib.core.sizes import budget
+    """dwlib's count (:func:`dwlib.core.sizes.training_flops_per_token`), the same formula as
+    torch_reference.flops_per_token's (tests/test_benchmarks.py)."""
+    from dwlib.core.sizes import training_flops_per_token
 
-    return 6 * (budget(depth, width) + vocab * width) + 12 * depth * seq * width
+    return training_flops_per_token(depth, width, vocab, seq)
 
 
 def matmul_peak(m=4096, k=1024, n=1024, repeats=10) -> float:

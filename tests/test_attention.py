@@ -103,9 +103,31 @@ def test_fused_attention_rule_and_call(monkeypatch):
         return xla(q, k, v, is_causal=is_causal)
 
     monkeypatch.setattr(fa.jax.nn, "dot_product_attention", stand_in)
-    q, k, v = (jax.random.normal(jax.random.key(i), (2, 3, 16, 4, 8)).astype(bf16) for i in range(3))  # (.., N, H, d)
-    want = attend(*(x.astype(jnp.float32) for x in (q, k, v)), causal=True)
-    for layout in ("NHD", "HND"):
-        t = (lambda x: x) if layout == "NHD" else (lambda x: jnp.swapaxes(x, -3, -2))
-        assert_close(t(attention(t(q), t(k), t(v), causal=True, layout=layout)), want, bf16)
-    assert calls == [((6, 16, 4, 8), "cudnn")] * 2
+    q, k, v, w = (jax.random.normal(jax.random.key(i), (2, 3, 16, 4, 8)).astype(bf16) for i in range(4))  # (.., N, H, d)
+    for causal in (True, False):
+        plain = lambda q, k, v: attend(q, k, v, causal=causal)  # noqa: E731
+        for layout in ("NHD", "HND"):
+            t = (lambda x: x) if layout == "NHD" else (lambda x: jnp.swapaxes(x, -3, -2))
+            fused = lambda q, k, v: t(attention(t(q), t(k), t(v), causal=causal, layout=layout))  # noqa: E731
+            assert_close(fused(q, k, v), attend(*(x.astype(jnp.float32) for x in (q, k, v)), causal=causal), bf16)
+            grads = [jax.grad(lambda q, k, v: (f(q, k, v).astype(jnp.float32) * w).sum(), argnums=(0, 1, 2))(q, k, v)
+                     for f in (fused, plain)]
+            for got, want in zip(*grads):
+                assert_close(got, want, bf16)
+    assert calls == [((6, 16, 4, 8), "cudnn")] * 8  # forward, and again under each gradient
+
+
+@pytest.mark.skipif(jax.default_backend() != "gpu", reason="cuDNN's fused kernel: an NVIDIA GPU only")
+@pytest.mark.parametrize("causal", [True, False])
+def test_cudnn_attention_matches_attend_in_value_and_gradient(causal):
+    """On a GPU that has the fused kernel, the real thing (not a stand-in), in bfloat16."""
+    if not fast_attention.fused_available(jnp.bfloat16, 64):
+        pytest.skip("no fused kernel on this GPU")
+    q, k, v, w = (jax.random.normal(key, (2, 256, 4, 64)).astype(jnp.bfloat16) for key in jax.random.split(jax.random.key(7), 4))
+    fused = lambda q, k, v: attention(q, k, v, causal=causal, layout="NHD")  # noqa: E731
+    plain = lambda q, k, v: attend(q, k, v, causal=causal)  # noqa: E731
+    assert_close(jax.jit(fused)(q, k, v), jax.jit(plain)(q, k, v), jnp.bfloat16)
+    grads = [jax.jit(jax.grad(lambda q, k, v: (f(q, k, v).astype(jnp.float32) * w.astype(jnp.float32)).sum(),
+                              argnums=(0, 1, 2)))(q, k, v) for f in (fused, plain)]
+    for got, want in zip(*grads):
+        assert_close(got, want, jnp.bfloat16)

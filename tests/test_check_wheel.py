@@ -24,10 +24,9 @@ _spec.loader.exec_module(cw)
     (["--python", "3.99"], "no usable Python 3.99"),
     (["--python", "/nonexistent/python"], "no usable Python /nonexistent/python"),
 ])
-def test_bad_arguments_are_one_line_and_exit_2(args, message, tmp_path):
+def test_bad_arguments_are_one_line_and_exit_2(args, message, tmp_path, refused):
     run = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=tmp_path)
-    assert run.returncode == 2 and run.stdout == ""
-    assert run.stderr.count("\n") == 1 and message in run.stderr, run.stderr
+    refused(run.returncode, run.stderr, message, run.stdout)
     assert list(tmp_path.iterdir()) == []
 
 

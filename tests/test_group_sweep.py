@@ -3,7 +3,6 @@ first seed, the other seeds at the rate chosen on the validation split, each gro
 whole and never trained again, run directories a single run would have written."""
 
 import dataclasses
-import json
 
 import numpy as np
 import pytest
@@ -39,12 +38,12 @@ def test_grid_then_chosen_rate_committed_group_by_group(corpus, tmp_path):
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # the first group was not trained again
     records = rc.collect(out)
     assert len(records) == 4 and all(r["status"] == "completed" and r["select_loss"] for r in records)
-    choice = json.loads((out / "selection.json").read_text())["shapes"]
-    for c in choice:
-        grid = {r["lr"]: r["select_loss"] for r in records if (r["depth"], r["width"]) == (c["depth"], c["width"])
-                and r["seed"] == 0}
+    choice = selection.choose(records, sweep.grid_seeds(), sweep.exclude)
+    assert list(choice) == [(1, 32)] and [p.name for p in out.glob("*.json")] == ["sweep.json"]  # nothing derived
+    for (depth, width), c in choice.items():
+        grid = {r["lr"]: r["select_loss"] for r in records if (r["depth"], r["width"], r["seed"]) == (depth, width, 0)}
         assert sorted(grid) == [1e-3, 2e-3, 4e-3] and c["lr"] == min(grid, key=grid.get)  # lowest validation loss
-        seed1 = [r for r in records if (r["depth"], r["width"], r["seed"]) == (c["depth"], c["width"], 1)]
+        seed1 = [r for r in records if (r["depth"], r["width"], r["seed"]) == (depth, width, 1)]
         assert [r["lr"] for r in seed1] == [c["lr"]]  # the second seed trains at the chosen rate only
     marked = selection.chosen_records(list(done))
     assert len(marked) == 2 and {r["seed"] for r in marked} == {0, 1}

@@ -27,13 +27,13 @@ def test_the_gpu_preset_declares_what_the_issue_asks():
                 assert not at[shallow].narrow and not at[deep].narrow
 
 
-def test_the_flop_count_is_six_per_parameter_and_token_plus_attention():
+def test_the_flop_count_is_six_per_weight_and_token_plus_attention():
     s = ps.Sweep(name="t", depths=(2,), budgets=(12 * 2 * 64 ** 2,), seeds=(0, 1), head_size=16, tokens_per_run=4096,
                  lrs=(1e-3, 2e-3, 4e-3), select_seeds=1, trainer="group",
                  train={"vocab_size": 300, "seq_len": 32, "batch_size": 8, "eval_interval": 0, "validation_split": True})
     c = cost.plan_cost(s, train_tokens=1024)
-    params = 12 * 2 * 64 ** 2 + (300 + 32) * 64  # block matrices and embeddings (biases and norms: < 1%)
-    per_run = 4096 * (6 * params + 12 * 2 * 32 * 64)
+    weights = 12 * 2 * 64 ** 2 + 300 * 64  # block matrices and the output projection (the lookups: no products)
+    per_run = 4096 * (6 * weights + 12 * 2 * 32 * 64)
     assert c["runs"] == 4 and c["runs_per_point"] == 4  # 3 rates on seed 0, seed 1 at the chosen rate
     assert c["flops"] == 4 * per_run and c["budgets"][0]["passes"] == 4.0
     est = cost.estimate(s, share=0.5, reference_tflops=1.0, target_minutes=1.0)

@@ -81,7 +81,7 @@ def test_the_summary_counts_what_the_call_did(trained, tmp_path):
     assert stable(again) == trained[3]
 
 
-def test_a_results_directory_belongs_to_one_sweep(trained, tmp_path, capsys):
+def test_a_results_directory_belongs_to_one_sweep(trained, tmp_path, capsys, refused):
     sweep, out = trained[0], copy_of(trained, tmp_path)
     other = ps.Sweep(**{**sweep.__dict__, "name": "other", "seeds": (7,)})
     for call in (lambda: sw.run(other, out, limit=0, progress=False), lambda: sw.plan(other, out)):
@@ -102,9 +102,8 @@ def test_a_results_directory_belongs_to_one_sweep(trained, tmp_path, capsys):
         sw.plan(sweep, out)
     # On the command line: one line, exit 2, also for --dry-run.
     sw.claim(ps.get_preset("mini"), tmp_path / "mini")
-    assert cli.main(["sweep", "--preset", "mini-lr", "--out", str(tmp_path / "mini"), "--dry-run"]) == 2
-    err = capsys.readouterr().err
-    assert "belongs to sweep 'mini'" in err and len(err.strip().splitlines()) == 1
+    status = cli.main(["sweep", "--preset", "mini-lr", "--out", str(tmp_path / "mini"), "--dry-run"])
+    refused(status, capsys.readouterr().err, "belongs to sweep 'mini'")
 
 
 def test_two_sweeps_claiming_one_new_directory_at_once_one_is_refused(trained, tmp_path, monkeypatch):

@@ -61,7 +61,7 @@ def glue(name: str, value, display: bool = False) -> None:
     Returns None, so that a cell ending in a glue call prints nothing.
     """
     try:
-        from myst_nb import glue as _glue  # lazy: myst-nb is absent outside a book build (Colab)
+        from myst_nb import glue as _glue  # lazy: optional, myst-nb is absent outside a book build (Colab)
     except ImportError:  # not building the book: nothing to hand over
         return
     _glue(name, fmt.stable(value), display=display)

@@ -24,6 +24,15 @@ def budget(depth, width):
     return PARAMS_PER_LAYER * np.asarray(depth, dtype=float) * np.asarray(width, dtype=float) ** 2
 
 
+def training_flops_per_token(depth: int, width: int, vocab: int, seq_len: int) -> int:
+    """FLOPs of a training step per token: 6 per weight of a matrix product (forward, and the
+    two products of the backward pass) over the blocks' 12 L d_x^2 and the V d_x output
+    projection, plus attention's score and value products, 2 x 2 N d_x per layer forward and
+    twice that backward (12 L N d_x; the causal half not discounted). Embedding lookups are not
+    products and count nothing."""
+    return 6 * (budget(depth, width) + vocab * width) + 12 * depth * seq_len * width
+
+
 def exact_width(budget_: float, depth: float) -> float:
     """The (real) width that spends ``budget_`` at ``depth``: sqrt(N / (12 L))."""
     return math.sqrt(budget_ / (PARAMS_PER_LAYER * depth))

@@ -67,7 +67,7 @@ def estimate(sweep: Sweep, share: float = ASSUMED_SHARE, reference_tflops: float
 def lines(est: dict) -> list[str]:
     """The estimate as text: one line per budget, then the totals and the verdict."""
     out = [f"sweep {est['sweep']}: {est['runs']} runs ({est['runs_per_point']} a point), "
-           f"{est['flops']:.3g} FLOPs planned (6N per token, embeddings included, + attention)"]
+           f"{est['flops']:.3g} FLOPs planned (6 per weight and token, output projection included, + attention)"]
     for b in est["budgets"]:
         passes = f", {b['passes']:.1f} passes over the training split" if "passes" in b else ""
         out.append(f"  budget {b['target_budget']:.3g}: {b['points']} points (widths {min(b['widths'])}-"

@@ -13,8 +13,9 @@ same files a single run writes) is written whole under a temporary name and rena
 trains loses that group's training (no checkpoint inside a group); every group committed
 before it stays, and a run never trains twice once committed. The runs of a group are locked
 (the per-run locks of :mod:`dwlib.experiments.sweep`), so two processes never train one run.
-Shards split a sweep by shape. ``selection.json`` in the results directory holds the choice of
-every shape decided so far. A group run's ``tokens_per_s`` is its tokens over the group's wall
+Shards split a sweep by shape. The rate chosen for each shape is not stored: it is computed
+again from the runs' records whenever it is needed (:func:`dwlib.experiments.selection.choose`).
+A group run's ``tokens_per_s`` is its tokens over the group's wall
 time, compilation included (the group's rate, in ``sweep_meta.json``, is that times its runs).
 A group resumed with some of its runs committed trains the rest as a smaller group: equal to
 what the whole group gives up to float rounding (tests/test_multi.py), not bit for bit.
@@ -128,7 +129,7 @@ def _commit(row: dict, curve: dict, unit, meta: dict, run_info: dict, log) -> tu
         write_json(tmp / "result.json", result)
         write_json(tmp / "sweep_meta.json", meta)
         set_aside = int(dest.exists())
-        if set_aside and (refused := base._set_aside(dest, f"run {dest.name}: an unfinished or corrupt run "
+        if set_aside and (refused := base.move_aside(dest, f"run {dest.name}: an unfinished or corrupt run "
                                                            "directory, replaced by its group's run", log)):
             return refused, 0
         os.rename(tmp, dest)
@@ -209,7 +210,6 @@ def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: 
                     counts["set_aside"] += set_aside
                 bar.update(len(todo))
             trained += 1
-            _write_selection(sweep, out)
     bar.close()
     rows = [r for g in groups(sweep, out, shard) for r in g["rows"]]
     records = _marked(sweep, _finished_records(rows))
@@ -223,12 +223,3 @@ def _marked(sweep: Sweep, records: list[dict]) -> list[dict]:
     return selection.mark(records, selection.choose(records, sweep.grid_seeds(), sweep.exclude))
 
 
-def _write_selection(sweep: Sweep, out: Path) -> None:
-    """``selection.json``: the chosen rate of every shape decided so far (all shards' runs)."""
-    if len(sweep.lrs) < 2:
-        return
-    records = [record(p.parent) for p in sorted(out.glob("runs/*/result.json"))]
-    choice = selection.choose(records, sweep.grid_seeds(), sweep.exclude)
-    write_json(out / "selection.json", {"sweep": sweep.name, "exclude": list(sweep.exclude), "shapes": [
-        {"depth": d, "width": w, **{k: v for k, v in c.items() if k != "losses"},
-         "losses": [[lr, v] for lr, v in c["losses"].items()]} for (d, w), c in sorted(choice.items())]})

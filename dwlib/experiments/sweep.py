@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 from dwlib.errors import StateError, require, require_int
 from dwlib.experiments import group_sweep
-from dwlib.experiments.sweep_state import (FATAL_ERRNOS, OUTCOMES, Outcome, _one_line, _set_aside, check_owner,  # noqa: F401
+from dwlib.experiments.sweep_state import (FATAL_ERRNOS, OUTCOMES, Outcome, check_owner, move_aside, one_line,  # noqa: F401
                                            claim, git_commit, parse_shard, run_state, shard_of,
                                            stderr_line)
 from dwlib.experiments.presets import Sweep, get_preset
@@ -145,7 +145,7 @@ def _attempt(task, log) -> tuple[str, int]:
         set_aside = 0
         for _ in range(2):  # train; when its files turn out corrupt, set them aside and train once more
             if reason is not None:
-                if (refused := _set_aside(run_dir, reason, log)) is not None:
+                if (refused := move_aside(run_dir, reason, log)) is not None:
                     return refused, set_aside
                 set_aside += 1
             try:
@@ -153,7 +153,7 @@ def _attempt(task, log) -> tuple[str, int]:
             except (StateError, OSError) as e:
                 if isinstance(e, OSError) and e.errno in FATAL_ERRNOS:
                     raise
-                reason = _one_line(e) if key in str(e) else f"run {key}: {_one_line(e)}"
+                reason = one_line(e) if key in str(e) else f"run {key}: {one_line(e)}"
         log(f"{reason}; skipped (it failed again after being set aside)")
         return "failed", set_aside
 

@@ -141,12 +141,12 @@ OUTCOMES = ("completed", "diverged", "before", "set_aside", "failed", "busy", "l
 FATAL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}  # no other run could be written either
 
 
-def _one_line(e: Exception) -> str:
+def one_line(e: Exception) -> str:
     text = (str(e).strip().splitlines() or [type(e).__name__])[0]
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def _set_aside(run_dir: Path, reason: str, log) -> str | None:
+def move_aside(run_dir: Path, reason: str, log) -> str | None:
     """Move a run's directory whole to ``<out>/set-aside/<key>-<n>/`` (with ``set_aside.json``
     saying why) and say so; or say why not and return the outcome: 'busy' when a process outside
     the sweep holds the run, 'failed' when it cannot be moved."""
@@ -171,7 +171,7 @@ def _set_aside(run_dir: Path, reason: str, log) -> str | None:
     except OSError as e:
         if e.errno in FATAL_ERRNOS:
             raise
-        log(f"{reason}; could not be set aside ({_one_line(e)}); skipped")
+        log(f"{reason}; could not be set aside ({one_line(e)}); skipped")
         return "failed"
     log(f"{reason}; set aside in {dest}, training it anew")
     return None

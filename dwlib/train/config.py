@@ -152,12 +152,13 @@ class TrainConfig:
         return self
 
     def cost(self) -> dict:
-        """``params`` (embeddings included) and ``flops``, the run's total training FLOPs: 6 per
-        parameter and token (forward and backward) plus attention's 12 L N d_x per token."""
+        """``params`` (embeddings included) and ``flops``, the run's total training FLOPs
+        (:func:`dwlib.core.sizes.training_flops_per_token` per token)."""
         m = self.model
         params = sizes.budget(m.depth, m.width) + (m.vocab_size + m.seq_len) * m.width
         tokens = self.steps * self.batch_size * m.seq_len
-        return {"params": params, "flops": tokens * (6 * params + 12 * m.depth * m.seq_len * m.width)}
+        return {"params": params,
+                "flops": tokens * sizes.training_flops_per_token(m.depth, m.width, m.vocab_size, m.seq_len)}
 
 
 def _count(name: str, value, minimum: int) -> None:

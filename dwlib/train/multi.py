@@ -31,7 +31,6 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from tqdm.auto import tqdm
 
@@ -40,6 +39,7 @@ from dwlib.train import data as data_lib
 from dwlib.train.config import TrainConfig
 from dwlib.train.model import abstract_params, init_params, loss_fn as model_loss
 from dwlib.train.optim import make_optimizer
+from dwlib.train.step import update
 
 
 def group_key(cfg: TrainConfig) -> tuple:
@@ -79,13 +79,7 @@ def make_group_steps(cfg_key: tuple, runs: int) -> GroupSteps:
     tx, unit = make_optimizer(cfg.optim, cfg.steps, abstract)
     loss_fn = functools.partial(model_loss, graphdef)
 
-    def one_step(params, opt_state, batch, peak):
-        loss, grads = jax.value_and_grad(loss_fn)(params, batch)
-        updates, opt_state = tx.update(grads, opt_state, params)
-        updates = jax.tree.map(lambda u: u * peak.astype(u.dtype), updates)
-        return optax.apply_updates(params, updates), opt_state, loss
-
-    every_run = jax.vmap(one_step)
+    every_run = jax.vmap(functools.partial(update, loss_fn, tx))  # over (params, opt_state, batch, peak)
 
     by_run, by_step_and_run = NamedSharding(mesh, P("runs")), NamedSharding(mesh, P(None, "runs"))
 

@@ -50,6 +50,16 @@ class Steps:
         return jax.device_put(tree, NamedSharding(self.mesh, P()))
 
 
+def update(loss_fn, tx, params, opt_state, batch, scale=None):
+    """One optimiser step on ``batch``: ``(params, opt_state, loss)``. ``scale`` multiplies the
+    update (a group run's peak rate: :mod:`dwlib.train.multi`)."""
+    loss, grads = jax.value_and_grad(loss_fn)(params, batch)
+    updates, opt_state = tx.update(grads, opt_state, params)
+    if scale is not None:
+        updates = jax.tree.map(lambda u: u * scale.astype(u.dtype), updates)
+    return optax.apply_updates(params, updates), opt_state, loss
+
+
 @functools.lru_cache(maxsize=8)
 def make_steps(mcfg: ModelConfig, opt: OptimConfig, steps: int, mesh: Mesh) -> Steps:
     """The :class:`Steps` of a model, optimiser and run length on ``mesh``; cached, so that the
@@ -61,9 +71,7 @@ def make_steps(mcfg: ModelConfig, opt: OptimConfig, steps: int, mesh: Mesh) -> S
 
     @partial(jax.jit, donate_argnums=(0, 1), out_shardings=(replicated, replicated, replicated))
     def train_step(params, opt_state, batch):
-        loss, grads = jax.value_and_grad(loss_fn)(params, batch)
-        updates, opt_state = tx.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
+        return update(loss_fn, tx, params, opt_state, batch)
 
     eval_step = jax.jit(loss_fn, out_shardings=replicated)
     init_opt = jax.jit(tx.init, out_shardings=replicated)
