@@ -67,26 +67,33 @@ def flops_per_token(vocab, seq, depth, width):
     return training_flops_per_token(depth, width, vocab, seq)
 
 
-def matmul_peak(m=4096, k=1024, n=1024, repeats=10) -> float:
-    """FLOP/s of a jitted float32 (m x k) @ (k x n) product on this machine (best of ``repeats``)."""
+# attention's score product at (6, 256, 4): batch x heads = 64 products of (256 x 64) @ (64 x 256)
+BATCHED = (BATCH * 4, SEQ, 64, SEQ)
+
+
+def matmul_peak(m=4096, k=1024, n=1024, repeats=10, batch=None) -> float:
+    """FLOP/s of a jitted float32 (m x k) @ (k x n) product on this machine (best of ``repeats``);
+    ``batch`` products of that shape at once when given."""
     import jax
     import jax.numpy as jnp
 
-    a = jax.random.normal(jax.random.key(0), (m, k), jnp.float32)
-    b = jax.random.normal(jax.random.key(1), (k, n), jnp.float32)
+    lead = () if batch is None else (batch,)
+    a = jax.random.normal(jax.random.key(0), lead + (m, k), jnp.float32)
+    b = jax.random.normal(jax.random.key(1), lead + (k, n), jnp.float32)
     f = jax.jit(jnp.matmul)
     f(a, b).block_until_ready()
     best = min(_timed(lambda: f(a, b).block_until_ready()) for _ in range(repeats))
-    return 2 * m * k * n / best
+    return 2 * (batch or 1) * m * k * n / best
 
 
-def torch_matmul_peak(m=4096, k=1024, n=1024, repeats=10) -> float:
-    """FLOP/s of the same float32 product in PyTorch (``torch.mm``, its own BLAS), best of ``repeats``."""
+def torch_matmul_peak(m=4096, k=1024, n=1024, repeats=10, batch=None) -> float:
+    """FLOP/s of the same float32 product in PyTorch (``torch.matmul``, its own BLAS), best of ``repeats``."""
     import torch
 
-    a, b = torch.randn(m, k), torch.randn(k, n)
-    torch.mm(a, b)
-    return 2 * m * k * n / min(_timed(lambda: torch.mm(a, b)) for _ in range(repeats))
+    lead = () if batch is None else (batch,)
+    a, b = torch.randn(*lead, m, k), torch.randn(*lead, k, n)
+    torch.matmul(a, b)
+    return 2 * (batch or 1) * m * k * n / min(_timed(lambda: torch.matmul(a, b)) for _ in range(repeats))
 
 
 def cpu_description() -> str:
@@ -336,11 +343,15 @@ def main(argv=None) -> int:
           f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; matmul peak {peak / 1e9:.1f} GFLOP/s (4096x1024x1024 f32); "
           f"freed host memory {'kept for reuse' if kept else 'returned to the system'}")
     print(cpu_description())
+    batch, m, k, n = BATCHED
+    batched = f"{batch} x {m}x{k}x{n} f32 (attention's scores at (6, 256, 4))"
+    print(f"jax batched product {matmul_peak(m, k, n, batch=batch) / 1e9:.1f} GFLOP/s: {batched}")
     if ref is not None:
         import torch
 
         print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; matmul peak "
-              f"{torch_matmul_peak() / 1e9:.1f} GFLOP/s (the same product); reference {a.torch_reference}")
+              f"{torch_matmul_peak() / 1e9:.1f} GFLOP/s (the same product), batched product "
+              f"{torch_matmul_peak(m, k, n, batch=batch) / 1e9:.1f} GFLOP/s; reference {a.torch_reference}")
     print(f"vocab {VOCAB}, seq {SEQ}, batch {BATCH}, float32; FLOPs/token = 6(12 L d^2 + V d) + 12 L T d; "
           f"dwlib/torch > 1: dwlib faster (best steps; paired: median of step-by-step ratios)")
     header = f"{'L':>2} {'d':>4} {'H':>2}" + "".join(
