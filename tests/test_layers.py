@@ -43,6 +43,8 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+IO_BUILTINS = {"open", "print", "input"}
+IO_METHODS = {"save", "savez", "savetxt", "load", "loadtxt", "tofile", "fromfile", "read_text", "write_text"}
 # what a ``# lazy:`` comment must give: a measured import time ("1.2 s") or that the package is optional
 LAZY_REASON = re.compile(r"# lazy:.*(\b\d+(\.\d+)? s\b|optional)")
 
@@ -163,6 +165,10 @@ def test_core_is_pure(name):
     io = [f"line {line}: {mod}" for line, mod in top + lazy
           if mod in IO_MODULES or mod.split(".")[0] in IO_MODULES - {"dwlib.store"}]
     assert not io, f"{name} (core) imports I/O: {io}"
+    calls = [f"line {n.lineno}: {n.func.id if isinstance(n.func, ast.Name) else n.func.attr}"
+             for n in ast.walk(ast.parse(MODULES[name].read_text())) if isinstance(n, ast.Call)
+             and (getattr(n.func, "id", None) in IO_BUILTINS or getattr(n.func, "attr", None) in IO_METHODS)]
+    assert not calls, f"{name} (core) reads, writes or prints: {calls}"
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
