@@ -21,6 +21,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -44,10 +45,21 @@ def packaged_path(*parts: str) -> Path:
     return Path(__file__).resolve().parent.joinpath(PACKAGE_DATA, *parts)
 
 
+def temporary_name(name: str) -> str:
+    """The name of the temporary file :func:`write_text` writes ``name`` through."""
+    return f".{name}.{os.getpid()}.tmp"
+
+
+def is_temporary(name: str, of: str) -> bool:
+    """Whether a file name is :func:`write_text`'s temporary for the file ``of`` (of any process)."""
+    return bool(re.fullmatch(re.escape(f".{of}.") + r"\d+\.tmp", name))
+
+
 def write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically; the temporary file never outlives the call."""
+    """Write ``text`` (UTF-8) to ``path`` atomically; the temporary file never outlives the call
+    (unless the process is killed in it)."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(temporary_name(path.name))
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)

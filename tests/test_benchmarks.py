@@ -52,9 +52,10 @@ def test_attention_check_compares_the_fast_path_with_float32(bench):
     assert 0 < err < 2e-2  # bfloat16 rounding of the outputs (on a CPU, dwlib's own attention)
 
 
-def test_torch_alone_without_a_reference_says_so(bench, capsys):
-    assert bench.main(["--torch-alone", "--torch-reference", "/nonexistent/torch_reference.py"]) == 2
-    assert "/nonexistent/torch_reference.py" in capsys.readouterr().err
+def test_torch_alone_without_a_reference_says_so(bench, capsys, refused):
+    status = bench.main(["--torch-alone", "--torch-reference", "/nonexistent/torch_reference.py"])
+    printed = capsys.readouterr()
+    refused(status, printed.err, "/nonexistent/torch_reference.py", printed.out)
 
 
 def test_the_group_benchmark_times_both_ways_of_training_runs(refused):

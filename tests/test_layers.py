@@ -29,8 +29,8 @@ RANKS = {"core": 1, "train": 2, "experiments": 3, "viz": 4}
 BASE = {"__init__", "errors", "fmt", "store", "env"}
 TOP = {"book", "cli", "cli_format", "__main__"}
 UI_PACKAGES = {"altair", "ipywidgets", "argparse"}
-IO_MODULES = {"os", "sys", "pathlib", "json", "subprocess", "time", "tqdm", "importlib", "shutil",
-              "tempfile", "socket", "dwlib.store"}
+IO_MODULES = {"os", "sys", "pathlib", "json", "pickle", "gzip", "logging", "warnings", "subprocess", "time", "tqdm",
+              "importlib", "shutil", "tempfile", "socket", "dwlib.store"}
 
 
 def _modules() -> dict[str, Path]:
@@ -44,9 +44,10 @@ def _modules() -> dict[str, Path]:
 
 MODULES = _modules()
 IO_BUILTINS = {"open", "print", "input"}
-IO_METHODS = {"save", "savez", "savetxt", "load", "loadtxt", "tofile", "fromfile", "read_text", "write_text"}
+IO_METHODS = {"open", "save", "savez", "savetxt", "load", "loadtxt", "genfromtxt", "memmap", "tofile", "fromfile",
+              "dump", "read_text", "write_text", "read_bytes", "write_bytes"}
 # what a ``# lazy:`` comment must give: a measured import time ("1.2 s") or that the package is optional
-LAZY_REASON = re.compile(r"# lazy:.*(\b\d+(\.\d+)? s\b|optional)")
+LAZY_REASON = re.compile(r"# lazy:.*(\b\d+(\.\d+)? s\b|\boptional\b)")
 
 
 def rank(name: str) -> int:
@@ -146,7 +147,7 @@ def test_imports_are_absolute_and_visible(name):
     tree = ast.parse(MODULES[name].read_text())
     relative = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
     dynamic = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
-               and (getattr(n.func, "id", None) == "__import__" or getattr(n.func, "attr", None) == "import_module")]
+               and {getattr(n.func, "id", None), getattr(n.func, "attr", None)} & {"__import__", "import_module"}]
     assert not relative and not dynamic, f"{name}: relative imports at {relative}, imports by name at {dynamic}"
 
 

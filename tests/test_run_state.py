@@ -160,20 +160,22 @@ def test_a_full_disk_during_a_checkpoint_leaves_no_half_checkpoint(world, monkey
 # --- config.json, result.json, the directory ----------------------------------------------------
 
 
-def cli_train(root: Path, out: str, capsys, *extra) -> tuple[int, str]:
+def cli_train(root: Path, out: str, capsys, *extra) -> tuple[int, str, str]:
+    """``dwlib train`` on the tiny shape: (exit status, stderr, stdout)."""
     argv = ["train", "--no-progress", "--json", "--corpus", str(root / "corpus.txt"), "--cache-dir",
             str(root / "cache"), "--depth", "1", "--width", "32", "--heads", "2", "--vocab-size", "300", "--seq-len",
             "32", "--batch-size", "8", "--steps", "12", "--lr", "3e-3", "--eval-interval", "3",
             "--checkpoint-interval", "4", "--out", out, *extra]
     status = cli.main(argv)
-    return status, capsys.readouterr().err
+    printed = capsys.readouterr()
+    return status, printed.err, printed.out
 
 
 def test_garbage_config_is_one_line(world, capsys, refused):
     run = stopped(world[0], "bad-config", 5)
     (run / "config.json").write_text('{"depth": 1, "wid')
-    status, err = cli_train(world[0], str(run), capsys)
-    refused(status, err, "config.json cannot be read")
+    status, err, out = cli_train(world[0], str(run), capsys)
+    refused(status, err, "config.json cannot be read", out)
     with pytest.raises(StateError):
         train(config(world[0], "bad-config"), progress=False, verbose=False)
 
@@ -204,13 +206,14 @@ def test_output_directories_that_are_not_runs_are_refused(world, tmp_path, capsy
     other = tmp_path / "photos"
     other.mkdir()
     (other / "holiday.jpg").write_bytes(b"\xff\xd8")
-    status, err = cli_train(root, str(other), capsys)
-    refused(status, err, "holds no dwlib run")
+    status, err, out = cli_train(root, str(other), capsys)
+    refused(status, err, "holds no dwlib run", out)
     assert sorted(os.listdir(other)) == ["holiday.jpg"]  # nothing taken over
     (tmp_path / "file").write_text("x")
-    refused(*cli_train(root, str(tmp_path / "file"), capsys), "is not a directory")
-    status, err = cli_train(root, str(tmp_path / "new"), capsys, "--seq-len", "100000")
-    refused(status, err, "seq_len")
+    status, err, out = cli_train(root, str(tmp_path / "file"), capsys)
+    refused(status, err, "is not a directory", out)
+    status, err, out = cli_train(root, str(tmp_path / "new"), capsys, "--seq-len", "100000")
+    refused(status, err, "seq_len", out)
     assert not (tmp_path / "new").exists()  # refused before anything is created
 
 
@@ -218,8 +221,8 @@ def test_a_run_in_use_is_refused_with_one_line(world, capsys, refused):
     run = stopped(world[0], "busy", 5)
     before = (run / "metrics.jsonl").read_text()
     with exclusive(run / ".lock", "test"):  # as another process holding the run would
-        status, err = cli_train(world[0], str(run), capsys)
-    refused(status, err, "in use by another process")
+        status, err, out = cli_train(world[0], str(run), capsys)
+    refused(status, err, "in use by another process", out)
     assert (run / "metrics.jsonl").read_text() == before
 
 
@@ -232,10 +235,20 @@ def test_a_run_being_created_is_in_use_not_foreign(world, capsys, refused):
     (run / ".config.json.99999.tmp").write_text("{")
     (run / ".dwlib-probe-abc").write_text("")
     with exclusive(run / ".lock", "test"):
-        status, err = cli_train(world[0], str(run), capsys)
-    refused(status, err, "in use by another process")
-    (run / ".config.json.99999.tmp").unlink()  # the other process gone, its probe left behind:
+        status, err, out = cli_train(world[0], str(run), capsys)
+    refused(status, err, "in use by another process", out)
+    # the other process killed there, its temporary files left behind: the run starts anyway
     assert train(config(world[0], "being-created"), progress=False, verbose=False)["status"] == "completed"
+
+
+def test_a_foreign_directory_with_a_lock_file_is_left_alone(world, tmp_path, capsys, refused):
+    other = tmp_path / "project"
+    other.mkdir()
+    (other / ".lock").write_text("someone else's")
+    (other / "notes.txt").write_text("x")
+    status, err, out = cli_train(world[0], str(other), capsys)
+    refused(status, err, "holds no dwlib run", out)
+    assert (other / ".lock").read_text() == "someone else's" and sorted(os.listdir(other)) == [".lock", "notes.txt"]
 
 
 def test_a_changed_corpus_is_refused_on_resume(world, capsys):

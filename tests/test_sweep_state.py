@@ -103,7 +103,8 @@ def test_a_results_directory_belongs_to_one_sweep(trained, tmp_path, capsys, ref
     # On the command line: one line, exit 2, also for --dry-run.
     sw.claim(ps.get_preset("mini"), tmp_path / "mini")
     status = cli.main(["sweep", "--preset", "mini-lr", "--out", str(tmp_path / "mini"), "--dry-run"])
-    refused(status, capsys.readouterr().err, "belongs to sweep 'mini'")
+    printed = capsys.readouterr()
+    refused(status, printed.err, "belongs to sweep 'mini'", printed.out)
 
 
 def test_two_sweeps_claiming_one_new_directory_at_once_one_is_refused(trained, tmp_path, monkeypatch):

@@ -1,9 +1,10 @@
 """What a sweep costs before it runs: FLOPs per budget, passes over the data, and wall time.
 
-FLOPs are counted as :meth:`dwlib.train.config.TrainConfig.cost` counts them (6 per parameter
-and token, forward and backward, over the block matrices 12 L d_x^2 and the embeddings
-(V + T) d_x, biases and norms left out; plus attention's 12 L T d_x per token; evaluations are
-left out). The wall time is an estimate at an assumed sweep-average rate,
+FLOPs are counted as :meth:`dwlib.train.config.TrainConfig.cost` counts them
+(:func:`dwlib.core.sizes.training_flops_per_token`: 6 per weight and token, forward and
+backward, over the block matrices 12 L d_x^2 and the V d_x output projection, the embedding
+lookups, biases and norms left out; plus attention's 12 L T d_x per token; evaluations are left
+out). The wall time is an estimate at an assumed sweep-average rate,
 given as a share of a reference rate: the benchmark shape's measured rate (README, "On a GPU":
 about 400 TFLOP/s for (12, 768, 12) at batch 96-128 on one H200). Small models reach far less
 of a chip than that shape does; the share is an assumption until the sweep is measured, so it

@@ -221,5 +221,3 @@ def _marked(sweep: Sweep, records: list[dict]) -> list[dict]:
     if len(sweep.lrs) < 2:
         return records
     return selection.mark(records, selection.choose(records, sweep.grid_seeds(), sweep.exclude))
-
-

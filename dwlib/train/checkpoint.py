@@ -42,7 +42,7 @@ import jax
 import orbax.checkpoint as ocp
 
 from dwlib.errors import StateError, require
-from dwlib.store import write_lines, write_text
+from dwlib.store import is_temporary, write_lines, write_text
 from dwlib.train.process import PROBE_PREFIX, check_writable
 
 NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
@@ -184,11 +184,13 @@ def _test_kill(point: str, step: int | None = None) -> None:
 
 
 def check_run_dir(path: Path) -> None:
-    """StateError unless ``path`` is absent, empty (a ``.lock`` and another process's passing
-    write probe aside) or a dwlib run (has ``config.json``): a directory of other files is never
-    taken over."""
+    """StateError unless ``path`` is absent, a dwlib run (has ``config.json``) or holds nothing
+    but what dwlib writes before ``config.json``: the ``.lock``, a write probe, the temporary file
+    of ``config.json`` itself (another process creating the run, or one killed while writing it).
+    A directory of other files is never taken over."""
     if path.is_dir() and not (path / "config.json").exists():
-        others = sorted(p.name for p in path.iterdir() if p.name != ".lock" and not p.name.startswith(PROBE_PREFIX))
+        others = sorted(p.name for p in path.iterdir() if p.name != ".lock" and not p.name.startswith(PROBE_PREFIX)
+                        and not is_temporary(p.name, "config.json"))
         if others:
             raise StateError(f"output directory {str(path)!r} is not empty ({', '.join(others[:3])}"
                              f"{', ...' if len(others) > 3 else ''}) and holds no dwlib run (no config.json): "

@@ -107,8 +107,7 @@ def _claimed(out: Path | None, lead: bool):
     if out is None or not lead:
         yield
         return
-    if not (out / ".lock").exists():  # with a lock file, the lock decides: its holder may be writing
-        check_run_dir(out)             # (otherwise: refuse a foreign directory before creating the lock)
+    check_run_dir(out)  # a foreign directory is refused before the lock file is created in it
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     with exclusive(out / ".lock", f"run directory {out}"):
