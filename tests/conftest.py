@@ -26,12 +26,11 @@ CHROMIUM_ARGS = ["--disable-background-networking", "--disable-component-update"
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
 
-def _check_refusal(status, err: str, message: str, out: str | None) -> None:
+def _check_refusal(status, err: str, message: str, out: str) -> None:
     """The project's rule for bad input, in one place: exit status 2, one line on stderr that
-    names the problem (``message``), nothing on stdout (``out``; None only where the command's
-    stdout cannot be captured)."""
+    names the problem (``message``), nothing on stdout (``out``)."""
     assert status == 2, (status, err)
-    assert out is None or out == "", out
+    assert out == "", out
     assert err.endswith("\n") and err.count("\n") == 1 and "Traceback" not in err, err
     assert message in err, (message, err)
 

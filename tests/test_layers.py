@@ -128,15 +128,14 @@ def test_no_import_cycle():
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_imports_at_module_top(name):
-    """Imports sit at the top of modules; the only exceptions are optional heavy packages,
-    marked on the line with a ``# lazy:`` comment that says why (a measured import time). The
-    command line may defer its training and measuring layers the same way, so that ``dwlib
-    bounds`` does not wait for jax; those imports still count in the graph tests above."""
+    """Imports sit at the top of modules; the only exceptions are optional third-party packages,
+    marked on the line with a ``# lazy:`` comment that says why (a measured import time, or that
+    the package is optional). dwlib's own modules are never imported inside a function."""
     path = MODULES[name]
     lines = path.read_text().splitlines()
     _, lazy = _imports(path)
     hidden = [f"line {line}: {mod}" for line, mod in lazy
-              if not LAZY_REASON.search(lines[line - 1]) or (_dwlib_target(mod) and name != "dwlib.cli")]
+              if not LAZY_REASON.search(lines[line - 1]) or _dwlib_target(mod)]
     assert not hidden, f"{name}: imports inside functions without a measured reason: {hidden}"
 
 
