@@ -141,13 +141,25 @@ def _softmax_attention_bwd(offset, res, do):
     """dV = P^T dO;  dS = P * (dO V^T - rowsum(dO * O));  dQ = dS K / sqrt(d);  dK = dS^T Q / sqrt(d)."""
     q, k, v, p, o = res
     scale = 1.0 / math.sqrt(q.shape[-1])
-    dv = jnp.einsum("...hij,...hid->...hjd", p.astype(do.dtype), do)
+    dv = _transposed_product(p.astype(do.dtype), do)
     dp = einsum_f32("...hid,...hjd->...hij", do, v)
     delta = jnp.sum(do.astype(jnp.float32) * o.astype(jnp.float32), axis=-1)
     ds = (p * (dp - delta[..., None]) * scale).astype(q.dtype)  # zero where masked, since p is
     dq = jnp.einsum("...hij,...hjd->...hid", ds, k)
-    dk = jnp.einsum("...hij,...hid->...hjd", ds, q)
+    dk = _transposed_product(ds, q)
     return dq, dk, dv
+
+
+def _transposed_product(a, b):
+    """a^T b over the last two axes (``...ij,...id->...jd``). On the CPU, a^T is first written out
+    (an optimization barrier keeps XLA from folding the transpose back into the product): XLA
+    sends a batched product whose left operand is contracted over its first matrix axis to a
+    slower kernel than the plain form. Measured on 2 CPU cores (Xeon, AVX-512, jax 0.10.2): at
+    B = 16, H = 4, N = 256, d_a = 64, 84 GFLOP/s folded against 144 with the copy; causal
+    attention forward and backward 22.9 -> 16.7 ms."""
+    if jax.default_backend() == "cpu":
+        return jnp.einsum("...ji,...id->...jd", jax.lax.optimization_barrier(jnp.swapaxes(a, -1, -2)), b)
+    return jnp.einsum("...ij,...id->...jd", a, b)
 
 
 _softmax_attention.defvjp(_softmax_attention_fwd, _softmax_attention_bwd)
