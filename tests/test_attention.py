@@ -75,6 +75,17 @@ def test_fast_attention_matches_attend_in_value_and_gradient(dtype, causal, n, l
         assert_close(got, want, dtype)
 
 
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_transposed_product_is_a_transpose_times_b(monkeypatch, backend):
+    """The backward's a^T b: on the CPU through a written-out transpose (an optimization barrier in
+    the lowered program), elsewhere one product; the same value on both branches."""
+    a, b = (jax.random.normal(key, (2, 3, 5, n)) for key, n in zip(jax.random.split(jax.random.key(0)), (4, 6)))
+    monkeypatch.setattr(jax, "default_backend", lambda: backend)  # read when the function is traced
+    f = jax.jit(lambda a, b: fast_attention._transposed_product(a, b))  # a new function: traced afresh
+    np.testing.assert_allclose(f(a, b), np.einsum("...ij,...id->...jd", a, b), rtol=1e-5, atol=1e-5)
+    assert ("optimization_barrier" in f.lower(a, b).as_text()) == (backend == "cpu")
+
+
 def test_fused_attention_rule_and_call(monkeypatch):
     """On a GPU in bfloat16 softmax attention goes to cuDNN through jax.nn.dot_product_attention.
     Here (CPU) the rule is checked with the backend faked, and the layout handling around the
