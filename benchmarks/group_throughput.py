@@ -31,6 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_throughput import BATCH, SEQ, VOCAB, dwlib_step, flops_per_token  # noqa: E402
 
+from dwlib.experiments.presets import get_preset  # noqa: E402
 from dwlib.train.config import TrainConfig  # noqa: E402
 from dwlib.train.multi import group_key, init_group, make_group_steps  # noqa: E402
 from dwlib.train.process import prepare_process  # noqa: E402
@@ -93,8 +94,6 @@ def sweep_average(preset: str, steps: int, chunk: int, runs: int | None = None) 
     """Every shape of ``preset`` as a group of its runs per point, ``steps`` steps on random
     tokens, timed whole (compilation included); and one run of its largest shape, steady state.
     ``runs``: runs per group (default: the preset's runs per point)."""
-    from dwlib.experiments.presets import get_preset
-
     sweep = get_preset(preset)
     base = sweep.config(sweep.points()[0], 0)
     seq, batch, runs = base.model.seq_len, base.batch_size, runs or sweep.runs_per_point()

@@ -49,6 +49,10 @@ from pathlib import Path
 
 import numpy as np
 
+# JAX, dwlib and torch are imported inside the functions that use them, on purpose: torch is
+# optional (installed for this benchmark only), and --torch-alone times the reference in a
+# process that never loads JAX or dwlib (nor dwlib's host-memory setting), which a
+# module-level import would defeat.
 SHAPES = ((6, 256, 4), (6, 512, 8), (2, 128, 2))
 VOCAB, SEQ, BATCH = 1000, 256, 16
 GPU_SHAPE, GPU_SEQ = (12, 768, 12), 1024
