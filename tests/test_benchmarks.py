@@ -4,6 +4,7 @@ themselves are printed, never asserted)."""
 import ast
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,12 +15,17 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 
 
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("train_throughput", BENCH / "train_throughput.py")
+def _script(name: str):
+    """benchmarks/<name>.py imported by path (the benchmarks are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return _script("train_throughput")
 
 
 def _reference_flops_per_token():
@@ -78,3 +84,34 @@ def test_the_group_benchmark_measures_a_presets_sweep_average_against_one_run():
     assert [g["shape"] for g in row["groups"]] == [[2, 88, 11], [8, 48, 6]] and row["runs_per_group"] == 2
     assert row["single_run_shape"] == [8, 48, 6] and row["sweep_gflop_s"] > 0 and row["single_run_gflop_s"] > 0
     assert row["sweep_over_single"] == pytest.approx(row["sweep_gflop_s"] / row["single_run_gflop_s"], rel=0.02)
+
+
+@pytest.fixture(scope="module")
+def floor():
+    return _script("product_floor")
+
+
+def test_the_products_floor_counts_the_steps_products_and_nothing_else(floor):
+    from dwlib.core.sizes import training_flops_per_token
+
+    for depth, width, vocab, seq in [(6, 256, 1000, 256), (6, 512, 1000, 256), (2, 128, 1000, 256), (3, 48, 50, 16)]:
+        attention = 12 * depth * seq * width  # the score and value products, left out of the floor
+        tokens = 16 * seq
+        assert floor.product_flops(depth, width, vocab, tokens) == tokens * (
+            training_flops_per_token(depth, width, vocab, seq) - attention)
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_the_products_floor_keeps_every_product_xla_could_drop(floor, depth):
+    # forward, input gradient and weight gradient of 4 linear layers a block and of the unembedding;
+    # an output left unused would let XLA drop its product (the forward ones, in an earlier draft)
+    hlo = floor.dwlib_products(depth, 32, 50, 8, 4, compiled=True)
+    assert len(re.findall(r"= \S+ dot\(", hlo)) == 3 * (4 * depth + 1)
+
+
+@pytest.mark.parametrize("args, named", [(["--shapes", "1,32"], "--shapes 1,32"), (["--shapes", "2,30,4"], "2,30,4"),
+                                         (["--shapes", "a,b,c"], "a,b,c"), (["--steps", "0"], "--steps 0")])
+def test_the_products_floor_refuses_bad_input(floor, capsys, refused, args, named):
+    status = floor.main(args)
+    printed = capsys.readouterr()
+    refused(status, printed.err, named, printed.out)
