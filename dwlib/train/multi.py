@@ -140,52 +140,76 @@ def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None 
     cfg = cfgs[0]
     k = chunk_for(cfg, chunk)
     end = cfg.steps if stop_at is None else min(stop_at, cfg.steps)
-    if corpus is None:
-        corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, verbose=False,
-                                      seq_len=cfg.model.seq_len, validation_split=cfg.validation_split)
-    require(cfg.validation_split == (corpus.select is not None),
-            "the corpus given must have a validation split exactly when the runs' config asks for one")
-    data_lib.check_windows(corpus, cfg.model.seq_len)
+    corpus = _group_corpus(cfg, corpus)
     steps = make_group_steps(group_key(cfg), len(cfgs))
     state = init_group(cfgs) if state is None else state
     require(state["step"] % k == 0 or state["step"] == cfg.steps,
             f"a group resumes at a multiple of its chunk ({k} steps), got step {state['step']}")
     peaks = steps.place(np.asarray([c.optim.lr for c in cfgs], np.float32))
     params, opt_state = steps.place(state["params"]), steps.place(state["opt_state"])
-    windows = data_lib.eval_batches(corpus.valid, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)
-    select = None if corpus.select is None else \
-        data_lib.eval_batches(corpus.select, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)
+    evaluate = functools.partial(_evaluate, steps, *_eval_sets(corpus, cfg))
     curves = [{"seed": c.seed, "lr": c.optim.lr, "losses": [], "evals": [], "diverged_step": None} for c in cfgs]
     step = state["step"]
-
-    def evaluate(at: int) -> None:
-        held_out = np.asarray(steps.eval_losses(params, windows))
-        chosen_on = np.asarray(steps.eval_losses(params, select)) if select is not None else [None] * len(curves)
-        for curve, value, on_select in zip(curves, held_out, chosen_on):
-            if curve["diverged_step"] is None:
-                curve["evals"].append({"step": at, "eval_loss": float(value)} |
-                                      ({} if on_select is None else {"select_loss": float(on_select)}))
-
     if step == 0 and cfg.eval_interval:
-        evaluate(0)
+        evaluate(params, curves, 0)
     bar = tqdm(total=end, initial=step, disable=not progress, unit="step",
                desc=f"{len(cfgs)} runs L={cfg.model.depth} d={cfg.model.width}")
     while step < end:
         n = min(k, end - step)
-        batches = np.stack([np.stack([data_lib.train_batch(corpus.train, s, cfg.batch_size, cfg.model.seq_len,
-                                                           c.seed) for c in cfgs]) for s in range(step, step + n)])
-        params, opt_state, losses = steps.train_chunk(params, opt_state, steps.place(batches, axis=1), peaks)
-        for r, curve in enumerate(curves):
-            for i, value in enumerate(np.asarray(losses[:, r]).tolist()):
-                if curve["diverged_step"] is None and not math.isfinite(value):
-                    curve["diverged_step"] = step + i + 1
-                if curve["diverged_step"] is None:
-                    curve["losses"].append(value)
+        batches = steps.place(_chunk_batches(corpus, cfgs, step, n), axis=1)
+        params, opt_state, losses = steps.train_chunk(params, opt_state, batches, peaks)
+        _record_losses(curves, np.asarray(losses), step)
         step += n
-        if (cfg.eval_interval and step % cfg.eval_interval == 0) or (step == cfg.steps and cfg.eval_interval):
-            evaluate(step)
+        if cfg.eval_interval and (step % cfg.eval_interval == 0 or step == cfg.steps):
+            evaluate(params, curves, step)
         bar.update(n)
     bar.close()
     if step == cfg.steps and not cfg.eval_interval:
-        evaluate(step)
+        evaluate(params, curves, step)
     return {"params": params, "opt_state": opt_state, "step": step}, curves
+
+
+def _group_corpus(cfg: TrainConfig, corpus):
+    """The corpus the group trains on (loaded from its config when not given), checked against it."""
+    if corpus is None:
+        corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, verbose=False,
+                                      seq_len=cfg.model.seq_len, validation_split=cfg.validation_split)
+    require(cfg.validation_split == (corpus.select is not None),
+            "the corpus given must have a validation split exactly when the runs' config asks for one")
+    data_lib.check_windows(corpus, cfg.model.seq_len)
+    return corpus
+
+
+def _eval_sets(corpus, cfg: TrainConfig) -> tuple:
+    """The held-out windows every evaluation reads, and the validation split's (``None`` without one)."""
+    def windows(tokens):
+        return data_lib.eval_batches(tokens, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)
+    return windows(corpus.valid), None if corpus.select is None else windows(corpus.select)
+
+
+def _evaluate(steps: GroupSteps, windows, select, params, curves: list[dict], at: int) -> None:
+    """Append each run's held-out (and validation) loss at step ``at`` to its curve, unless it diverged."""
+    held_out = np.asarray(steps.eval_losses(params, windows))
+    chosen_on = np.asarray(steps.eval_losses(params, select)) if select is not None else [None] * len(curves)
+    for curve, value, on_select in zip(curves, held_out, chosen_on):
+        if curve["diverged_step"] is None:
+            curve["evals"].append({"step": at, "eval_loss": float(value)} |
+                                  ({} if on_select is None else {"select_loss": float(on_select)}))
+
+
+def _chunk_batches(corpus, cfgs: list[TrainConfig], step: int, n: int) -> np.ndarray:
+    """(n, runs, batch, seq + 1): each run's own batches (from its seed) for steps step .. step + n - 1."""
+    cfg = cfgs[0]
+    return np.stack([np.stack([data_lib.train_batch(corpus.train, s, cfg.batch_size, cfg.model.seq_len, c.seed)
+                               for c in cfgs]) for s in range(step, step + n)])
+
+
+def _record_losses(curves: list[dict], losses: np.ndarray, step: int) -> None:
+    """Append a chunk's (n, runs) losses, trained from ``step``, to the curves; a run's first
+    non-finite loss marks it diverged at that step, and nothing after it is kept."""
+    for r, curve in enumerate(curves):
+        for i, value in enumerate(losses[:, r].tolist()):
+            if curve["diverged_step"] is None and not math.isfinite(value):
+                curve["diverged_step"] = step + i + 1
+            if curve["diverged_step"] is None:
+                curve["losses"].append(value)
