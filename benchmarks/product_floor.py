@@ -5,15 +5,18 @@ For each shape of ``train_throughput.py`` it times, alternating step by step:
 
 - dwlib's training step (the fast path) and PyTorch's (``torch_reference.py``), as
   ``train_throughput.py`` does;
-- the *products floor* of each: the step's linear layers and its unembedding, forward and
-  backward, run one after another with nothing between them. dwlib's are computed by the fast
-  path's own functions (:func:`dwlib.train.fast.dense` with its hand-written gradient for the
-  ``4 L`` linear layers, :func:`dwlib.train.fast.logits` for the tied output), on each CPU
-  device's share of the batch, as in the step; PyTorch's are ``F.linear`` and the output
-  product with autograd, on the whole batch with its threads, as in the reference.
+- the *products floor* of each: the matrix products of the step's linear layers and of its
+  unembedding, forward, input gradient and weight gradient, run one after another with nothing
+  between them. dwlib's are computed by the fast path's own functions
+  (:func:`dwlib.train.fast.dense` with its hand-written gradient for the ``4 L`` linear layers,
+  :func:`dwlib.train.fast.logits` for the tied output), on each CPU device's share of the batch,
+  as in the step; PyTorch's are ``F.linear`` and the output product with autograd, on the whole
+  batch with its threads, as in the reference.
 
-Attention's products, and everything that is not a product (LayerNorm, GELU, softmax, AdamW,
-the gradient all-reduce), are left out of both floors. What the floors show is the share of the
+Biases are left out of both floors (a zero bias, which XLA removes, and ``F.linear`` without
+one): PyTorch adds them inside its product, XLA in the elementwise pass after it. Attention's
+products, and everything that is not a product (biases, LayerNorm, GELU, softmax, AdamW, the
+gradient all-reduce), are left out of both floors. What the floors show is the share of the
 ratio between the two steps that the matrix-product libraries decide (XLA's YNNPACK and Eigen
 kernels on one side, PyTorch's oneDNN/MKL on the other), and what is left for the rest of the step:
 
@@ -75,22 +78,22 @@ def dwlib_products(depth: int, width: int, vocab: int, seq: int, batch: int, com
     def normal(shape, spec):
         return jax.device_put(jax.random.normal(next(key), shape, jnp.float32), NamedSharding(mesh, spec))
 
-    layers = [(normal((rows, i), P("data")), normal((i, o), P()), normal((o,), P()), normal((rows, o), P("data")))
+    layers = [(normal((rows, i), P("data")), normal((i, o), P()), normal((rows, o), P("data")))
               for i, o in linear_shapes(depth, width)]
     h, w, g = normal((rows, width), P("data")), normal((vocab, width), P()), normal((rows, vocab), P("data"))
 
     def per_device(layers, h, w, g):
         outputs, weights = [], []  # the weight gradients stay on their device (the step sums them once, at the end)
-        for x, kernel, bias, dy in layers:
-            y, vjp = jax.vjp(fast.dense, x, kernel, bias)
-            dx, dk, db = vjp(dy)
+        for x, kernel, dy in layers:
+            y, vjp = jax.vjp(lambda x, kernel: fast.dense(x, kernel, jnp.zeros(kernel.shape[1], x.dtype)), x, kernel)
+            dx, dk = vjp(dy)
             outputs += [y, dx]  # every output is returned, so that XLA computes every product
-            weights += [dk[None], db[None]]
+            weights.append(dk[None])
         z, vjp = jax.vjp(fast.logits, h, w)
         dh, dw = vjp(g)
         return outputs + [z, dh], weights + [dw[None]]
 
-    specs = (P("data"), P(), P(), P("data"))
+    specs = (P("data"), P(), P("data"))
     run = jax.jit(jax.shard_map(per_device, mesh=mesh, in_specs=([specs] * len(layers), P("data"), P(), P("data")),
                                 out_specs=P("data"), check_vma=False))  # kernels replicated, their gradients per device
 
@@ -104,23 +107,24 @@ def dwlib_products(depth: int, width: int, vocab: int, seq: int, batch: int, com
 
 
 def torch_products(depth: int, width: int, vocab: int, seq: int, batch: int):
-    """A function running the floor as the reference computes it: ``F.linear`` (``nn.Linear``)
-    and the tied output product, forward and backward with autograd, on the whole batch."""
+    """A function running the floor as the reference computes it: ``F.linear`` (``nn.Linear``'s
+    product, without its bias) and the tied output product, forward and backward with autograd,
+    on the whole batch."""
     import torch
     import torch.nn.functional as F
 
     torch.manual_seed(0)
     rows = batch * seq
-    layers = [(torch.randn(rows, i, requires_grad=True), torch.randn(o, i, requires_grad=True),
-               torch.randn(o, requires_grad=True), torch.randn(rows, o)) for i, o in linear_shapes(depth, width)]
+    layers = [(torch.randn(rows, i, requires_grad=True), torch.randn(o, i, requires_grad=True), torch.randn(rows, o))
+              for i, o in linear_shapes(depth, width)]
     h, w = torch.randn(rows, width, requires_grad=True), torch.randn(vocab, width, requires_grad=True)
     g = torch.randn(rows, vocab)
 
     def step():
-        for x, kernel, bias, dy in layers:
-            F.linear(x, kernel, bias).backward(dy)
+        for x, kernel, dy in layers:
+            F.linear(x, kernel).backward(dy)
         (h @ w.T).backward(g)
-        for t in [h, w] + [t for layer in layers for t in layer[:3]]:
+        for t in [h, w] + [t for layer in layers for t in layer[:2]]:
             t.grad = None
 
     return step
@@ -166,7 +170,7 @@ def main(argv=None) -> int:
     print(f"jax {jax.__version__}, {jax.device_count()} CPU device(s); torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads; {tt.cpu_description()}")
     print(f"vocab {tt.VOCAB}, seq {tt.SEQ}, batch {tt.BATCH}, float32; best of {a.steps} alternating rounds; "
-          "products: linear layers and unembedding, forward and backward")
+          "products: linear layers (without biases) and unembedding, forward and backward")
     if not a.json:
         print(f"{'L':>2} {'d':>4} {'H':>2} | {'GFLOP':>6} | {'dwlib step':>10} {'products':>8} {'GFLOP/s':>7} {'rest':>6}"
               f" | {'torch step':>10} {'products':>8} {'GFLOP/s':>7} {'rest':>6} | {'step':>5} {'products':>8}")
