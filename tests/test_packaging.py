@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Imported only where an optional tool is present, each behind a ``# lazy:`` import that
+# Imported only where an optional tool is present, behind a ``try``/``except ImportError`` that
 # tolerates its absence: myst-nb exists only in a book build (dwlib.book.glue).
 OPTIONAL_TOOLS = {"myst_nb"}
 

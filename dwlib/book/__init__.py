@@ -20,6 +20,11 @@ import pandas as pd
 from dwlib import env, fmt
 from dwlib.viz import render
 
+try:
+    from myst_nb import glue as _myst_glue
+except ImportError:  # myst-nb is absent outside a book build (Colab): glue() then hands nothing over
+    _myst_glue = None
+
 #: characters of a code line that fit the book's text column on a desktop page (measured in
 #: Chromium at 1280 px: 77 of the theme's monospace characters); outputs are wrapped to it.
 CODE_COLUMNS = 76
@@ -60,11 +65,8 @@ def glue(name: str, value, display: bool = False) -> None:
 
     Returns None, so that a cell ending in a glue call prints nothing.
     """
-    try:
-        from myst_nb import glue as _glue  # lazy: optional, myst-nb is absent outside a book build (Colab)
-    except ImportError:  # not building the book: nothing to hand over
-        return
-    _glue(name, fmt.stable(value), display=display)
+    if _myst_glue is not None:
+        _myst_glue(name, fmt.stable(value), display=display)
 
 
 class Numbers(dict):

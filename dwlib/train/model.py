@@ -17,7 +17,9 @@ Head count: ``heads=None`` picks :func:`dwlib.core.sizes.default_heads` (head si
 width allows). Compute dtype: ``dtype="bfloat16"`` runs matrix products and activations in
 bfloat16 while parameters, LayerNorm statistics, softmax and the loss stay in float32.
 ``ops="fast"`` computes the same loss over the same parameters with hand-written gradients and,
-on GPUs, fused attention (:mod:`dwlib.train.fast`); ``ops="plain"`` lets JAX differentiate this file.
+on GPUs, fused attention (:mod:`dwlib.train.fast`, which reads this file's modules; this file
+never imports it); ``ops="plain"`` lets JAX differentiate this file. The training step picks one
+(:func:`dwlib.train.step.loss_fn`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from flax import nnx
 from dwlib.core import sizes
 from dwlib.core.analysed import layer_norm
 from dwlib.core.attention import attend
-from dwlib.train import fast
 from dwlib.train.config import ModelConfig  # plain data, beside the run's other settings
 
 
@@ -174,11 +175,3 @@ def init_params(cfg: ModelConfig, seed: int = 0):
 @partial(jax.jit, static_argnums=0)
 def _init(cfg: ModelConfig, seed):
     return nnx.to_pure_dict(nnx.state(Decoder(cfg, rngs=nnx.Rngs(jax.random.key(seed)))))
-
-
-def loss_fn(graphdef, params, batch):
-    """Mean next-token loss of ``batch`` (B, N + 1) token ids under ``params``, computed by the
-    plain model or, with ``ops="fast"``, by :func:`dwlib.train.fast.loss` over the same parameters."""
-    model = nnx.merge(graphdef, params)
-    tokens, targets = batch[:, :-1], batch[:, 1:]
-    return fast.loss(model, tokens, targets) if model.cfg.ops == "fast" else model.loss(tokens, targets)

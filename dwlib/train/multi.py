@@ -37,9 +37,9 @@ from tqdm.auto import tqdm
 from dwlib.errors import require
 from dwlib.train import data as data_lib
 from dwlib.train.config import TrainConfig
-from dwlib.train.model import abstract_params, init_params, loss_fn as model_loss
+from dwlib.train.model import abstract_params, init_params
 from dwlib.train.optim import make_optimizer
-from dwlib.train.step import update
+from dwlib.train.step import loss_fn as model_loss, update
 
 
 def group_key(cfg: TrainConfig) -> tuple:

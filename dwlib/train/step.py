@@ -14,9 +14,11 @@ from functools import partial
 import jax
 import numpy as np
 import optax
+from flax import nnx
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from dwlib.train.model import ModelConfig, abstract_params, loss_fn as model_loss
+from dwlib.train import fast
+from dwlib.train.model import ModelConfig, abstract_params
 from dwlib.train.optim import OptimConfig, make_optimizer
 
 
@@ -50,6 +52,16 @@ class Steps:
         return jax.device_put(tree, NamedSharding(self.mesh, P()))
 
 
+def loss_fn(graphdef, params, batch):
+    """Mean next-token loss of ``batch`` (B, N + 1) token ids under ``params``: the plain model's
+    :meth:`~dwlib.train.model.Decoder.loss` (JAX's derivative), or with ``ops="fast"`` the same
+    loss over the same parameters through :func:`dwlib.train.fast.loss` (hand-written gradients).
+    The choice is made here, above both, so that the plain model never imports the fast path."""
+    model = nnx.merge(graphdef, params)
+    tokens, targets = batch[:, :-1], batch[:, 1:]
+    return fast.loss(model, tokens, targets) if model.cfg.ops == "fast" else model.loss(tokens, targets)
+
+
 def update(loss_fn, tx, params, opt_state, batch, scale=None):
     """One optimiser step on ``batch``: ``(params, opt_state, loss)``. ``scale`` multiplies the
     update (a group run's peak rate: :mod:`dwlib.train.multi`)."""
@@ -67,12 +79,12 @@ def make_steps(mcfg: ModelConfig, opt: OptimConfig, steps: int, mesh: Mesh) -> S
     graphdef, abstract = abstract_params(mcfg)
     tx, lr = make_optimizer(opt, steps, abstract)
     replicated = NamedSharding(mesh, P())
-    loss_fn = partial(model_loss, graphdef)
+    loss = partial(loss_fn, graphdef)
 
     @partial(jax.jit, donate_argnums=(0, 1), out_shardings=(replicated, replicated, replicated))
     def train_step(params, opt_state, batch):
-        return update(loss_fn, tx, params, opt_state, batch)
+        return update(loss, tx, params, opt_state, batch)
 
-    eval_step = jax.jit(loss_fn, out_shardings=replicated)
+    eval_step = jax.jit(loss, out_shardings=replicated)
     init_opt = jax.jit(tx.init, out_shardings=replicated)
     return Steps(graphdef, tx, lr, train_step, eval_step, init_opt, mesh)
