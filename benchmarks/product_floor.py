@@ -34,8 +34,6 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 # JAX, dwlib and torch are imported inside main(), after dwlib's process setup (host memory,
 # one XLA device per core), which must come before JAX starts; torch is optional elsewhere.
 HERE = Path(__file__).resolve().parent

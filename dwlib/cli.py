@@ -18,7 +18,7 @@ import sys
 
 from dwlib import env, fmt
 from dwlib.cli_format import (print_advise_budget, print_bounds, print_corollary1, print_cost,
-                              print_installed_pack, print_json, print_pack, print_plan)
+                              print_installed_pack, print_json, print_pack, print_plan, seprank_lines)
 from dwlib.core.bounds import (corollary1_width, depth_threshold, log3_to_log10, regime,
                                separation_rank_bounds)
 from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE, LOG_WIDTH_INTERCEPT, Fit,
@@ -214,7 +214,7 @@ def _run_seprank(args) -> int:
     part_a = seprank_sweep.parse_positions(args.part_a) if args.part_a is not None else None
     m = seprank_sweep.measure_one(args.depth, args.width, args.heads, part_a=part_a, templates=args.templates,
                                   residual=args.residual, allow_slow=args.allow_slow, **given)
-    print_json(m) if args.json else print("\n".join(seprank_sweep.summary_lines(m)))
+    print_json(m) if args.json else print("\n".join(seprank_lines(m)))
     return 0
 
 

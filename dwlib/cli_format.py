@@ -13,7 +13,6 @@ import textwrap
 from dataclasses import asdict
 
 from dwlib import fmt
-from dwlib.experiments.cost import lines as cost_lines
 
 
 def print_json(obj) -> None:
@@ -63,6 +62,35 @@ def print_plan(sweep, rows: list[dict], shard: tuple[int, int], as_json: bool) -
         if later:
             print(f"and {later} runs of seeds {', '.join(map(str, sweep.seeds[sweep.select_seeds:]))} at the rate "
                   "each shape chooses, listed once its grid has finished")
+
+
+def cost_lines(est: dict) -> list[str]:
+    """A sweep's cost estimate (:func:`dwlib.experiments.cost.estimate`) as text: one line per budget, then the totals and the verdict."""
+    out = [f"sweep {est['sweep']}: {est['runs']} runs ({est['runs_per_point']} a point), "
+           f"{est['flops']:.3g} FLOPs planned (6 per weight and token, output projection included, + attention)"]
+    for b in est["budgets"]:
+        passes = f", {b['passes']:.1f} passes over the training split" if "passes" in b else ""
+        out.append(f"  budget {b['target_budget']:.3g}: {b['points']} points (widths {min(b['widths'])}-"
+                   f"{max(b['widths'])}, {b['narrow']} narrower than 200), {b['runs']} runs x {b['tokens']:,} "
+                   f"tokens{passes}; {b['flops']:.3g} FLOPs")
+    out.append(f"at {est['assumed_share']:.0%} of {est['reference_tflops']:.0f} TFLOP/s (the benchmark shape's "
+               f"rate, assumed as the sweep average): {est['minutes']:.1f} min; "
+               f"{est['target_minutes']:.0f} min needs {est['share_needed']:.0%} of it: "
+               f"{'meets' if est['meets_target'] else 'does not meet'} the target (an estimate, not a measurement)")
+    return out
+
+
+def seprank_lines(m: dict) -> list[str]:
+    """``dwlib seprank``: a :func:`dwlib.experiments.seprank_sweep.measure_one` result as text."""
+    lo, hi, thm = m["log3_lower"], m["log3_upper"], m["theorem"]
+    lines = [f"L={m['depth']} d_x={m['width']} H={m['heads']} N={m['positions']} A={m['A']}: grid rank {m['rank']} "
+             f"over GF(p) (repeats {m['ranks']}, M={m['templates']}, matrix {m['matrix_shape']})"]
+    if "history" in m:
+        lines.append(f"grid growth (M, rank, grid cap): {m['history']}; saturated: {m['saturated']}")
+    lines.append(f"polynomial-space bound {m['poly_dim']}; log3 rank = {math.log(max(m['rank'], 1), 3):.3f}; "
+                 + (f"theorem {thm} bounds on log3 sep: [{lo:.3f}, {hi:.3f}]" if thm else
+                    "neither theorem applies (on the threshold, or width <= heads)"))
+    return lines
 
 
 def print_cost(est: dict, as_json: bool) -> None:

@@ -63,19 +63,3 @@ def estimate(sweep: Sweep, share: float = ASSUMED_SHARE, reference_tflops: float
     needed = cost["flops"] / (target_minutes * 60) / (reference_tflops * 1e12)
     return {**cost, "assumed_share": share, "reference_tflops": reference_tflops, "minutes": minutes,
             "target_minutes": target_minutes, "share_needed": needed, "meets_target": minutes <= target_minutes}
-
-
-def lines(est: dict) -> list[str]:
-    """The estimate as text: one line per budget, then the totals and the verdict."""
-    out = [f"sweep {est['sweep']}: {est['runs']} runs ({est['runs_per_point']} a point), "
-           f"{est['flops']:.3g} FLOPs planned (6 per weight and token, output projection included, + attention)"]
-    for b in est["budgets"]:
-        passes = f", {b['passes']:.1f} passes over the training split" if "passes" in b else ""
-        out.append(f"  budget {b['target_budget']:.3g}: {b['points']} points (widths {min(b['widths'])}-"
-                   f"{max(b['widths'])}, {b['narrow']} narrower than 200), {b['runs']} runs x {b['tokens']:,} "
-                   f"tokens{passes}; {b['flops']:.3g} FLOPs")
-    out.append(f"at {est['assumed_share']:.0%} of {est['reference_tflops']:.0f} TFLOP/s (the benchmark shape's "
-               f"rate, assumed as the sweep average): {est['minutes']:.1f} min; "
-               f"{est['target_minutes']:.0f} min needs {est['share_needed']:.0%} of it: "
-               f"{'meets' if est['meets_target'] else 'does not meet'} the target (an estimate, not a measurement)")
-    return out

@@ -10,7 +10,6 @@ publishes it into the package.
 
 from __future__ import annotations
 
-import math
 import time
 from math import comb
 
@@ -195,19 +194,6 @@ def measure_one(depth, width, heads, positions=4, part_a=None, position=1, entry
     m.update({"A": [a + 1 for a in m["A"]], "B": [b + 1 for b in m["B"]], "position": position,
               "entry": entry, "numbering": "from 1", "estimated_seconds": round(seconds, 3)})
     return with_bounds(m)
-
-
-def summary_lines(m: dict) -> list[str]:
-    """A :func:`measure_one` result as the command line prints it."""
-    lo, hi, thm = m["log3_lower"], m["log3_upper"], m["theorem"]
-    lines = [f"L={m['depth']} d_x={m['width']} H={m['heads']} N={m['positions']} A={m['A']}: grid rank {m['rank']} "
-             f"over GF(p) (repeats {m['ranks']}, M={m['templates']}, matrix {m['matrix_shape']})"]
-    if "history" in m:
-        lines.append(f"grid growth (M, rank, grid cap): {m['history']}; saturated: {m['saturated']}")
-    lines.append(f"polynomial-space bound {m['poly_dim']}; log3 rank = {math.log(max(m['rank'], 1), 3):.3f}; "
-                 + (f"theorem {thm} bounds on log3 sep: [{lo:.3f}, {hi:.3f}]" if thm else
-                    "neither theorem applies (on the threshold, or width <= heads)"))
-    return lines
 
 
 def parse_positions(text: str) -> list[int]:
