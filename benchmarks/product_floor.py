@@ -34,8 +34,8 @@ import json
 import sys
 from pathlib import Path
 
-# JAX, dwlib and torch are imported inside main(), after dwlib's process setup (host memory,
-# one XLA device per core), which must come before JAX starts; torch is optional elsewhere.
+# JAX, dwlib and torch are imported inside the functions that use them: main() first runs
+# dwlib's process setup (host memory, one XLA device per core), which must come before JAX starts.
 HERE = Path(__file__).resolve().parent
 
 

@@ -53,6 +53,9 @@ def test_models_json_and_bibliography():
     assert {"kaplan2020scaling", "levine2020depth", "brown2020language"} <= keys
     names = [m["name"] for m in models]
     assert len(names) == len(set(names)) >= 20
+    catalogue = json.loads((ROOT / "dwlib" / "data" / "models.json").read_text())
+    assert {catalogue["gpt3"]["source"], catalogue["authors_1t"]["source"]} <= keys
+    assert not set(names) & {m["name"] for m in catalogue["gpt3"]["models"]}  # each shape stored once
     for m in models:
         assert m["source"] in keys, m["name"]
         assert isinstance(m["depth"], int) and isinstance(m["width"], int) and m["heads"] > 0

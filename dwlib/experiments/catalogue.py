@@ -1,5 +1,5 @@
 """The catalogue of real models against the fit: the GPT-3 family, the authors' 1-trillion
-projection, and the published shapes of later models (``dwlib/data/models.json``).
+projection, and the published shapes of later models, all read from ``dwlib/data/models.json``.
 
 The authors' summary ("Bottom lines" of Levine et al. 2020) makes three claims about real
 models: the GPT-3 models up to ~10B parameters were too shallow for their size, GPT-3 175B was
@@ -15,22 +15,17 @@ from dwlib.core.fit import (AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE, DEF
                             budget_for_depth, depth_for_width, optimal_depth, optimal_width,
                             positive_number, practical_shape, verdict)
 
-#: GPT-3 family, Brown et al. (2020), Table 2.1: (name, nominal parameters, n_layers, d_model,
-#: n_heads).  13B's d_model 5140 is as printed there (40 heads x d_head 128 would be 5120).
-GPT3_FAMILY = (
-    ("GPT-3 Small", 125e6, 12, 768, 12),
-    ("GPT-3 Medium", 350e6, 24, 1024, 16),
-    ("GPT-3 Large", 760e6, 24, 1536, 16),
-    ("GPT-3 XL", 1.3e9, 24, 2048, 24),
-    ("GPT-3 2.7B", 2.7e9, 32, 2560, 32),
-    ("GPT-3 6.7B", 6.7e9, 32, 4096, 32),
-    ("GPT-3 13B", 13e9, 40, 5140, 40),
-    ("GPT-3 175B", 175e9, 96, 12288, 96),
-)
+_CATALOGUE = store.packaged_json("models.json")  # the published shapes this module reads, stored once
 
-#: the authors' stated projection for 1 trillion parameters (their summary, "Bottom lines").
-AUTHORS_1T_DEPTH = 92
-AUTHORS_1T_WIDTH = 30_000
+#: GPT-3 family, Brown et al. (2020), Table 2.1 (``models.json``, "gpt3"): (name, nominal
+#: parameters, n_layers, d_model, n_heads).
+GPT3_FAMILY = tuple((m["name"], m["params"], m["depth"], m["width"], m["heads"])
+                    for m in _CATALOGUE["gpt3"]["models"])
+
+#: the authors' stated projection for 1 trillion parameters (their summary, "Bottom lines";
+#: ``models.json``, "authors_1t").
+AUTHORS_1T_DEPTH = _CATALOGUE["authors_1t"]["depth"]
+AUTHORS_1T_WIDTH = _CATALOGUE["authors_1t"]["width"]
 
 #: the fields :func:`load_models` adds to each published shape, from :func:`verdict`.
 _VERDICT_FIELDS = ("budget", "optimal_depth", "optimal_width", "depth_ratio", "width_ratio", "verdict")
@@ -55,7 +50,7 @@ def gpt3_table(fit: Fit = AUTHORS_FIT, head_size: int = DEFAULT_HEAD_SIZE,
             "suggested_depth": p["depth"], "suggested_width": p["width"],
             "suggested_heads": p["heads"],
             "depth_ratio": v["depth_ratio"], "width_ratio": v["width_ratio"],
-            "verdict": v["verdict"], "source": "brown2020language",
+            "verdict": v["verdict"], "source": _CATALOGUE["gpt3"]["source"],
         })
     return rows
 
@@ -126,7 +121,7 @@ def load_models(fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_REL_TOL,
     budget, optimal_depth, optimal_width, depth_ratio, width_ratio, verdict.
     """
     out = []
-    for m in store.packaged_json("models.json")["models"]:
+    for m in _CATALOGUE["models"]:
         v = verdict(m["depth"], m["width"], fit=fit, rel_tol=rel_tol, abs_tol=abs_tol)
         out.append({**m, **{key: v[key] for key in _VERDICT_FIELDS}})
     return out
