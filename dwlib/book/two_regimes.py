@@ -34,9 +34,8 @@ def placed_models() -> pd.DataFrame:
     """Published shapes (BERT, GPT-2, T5-11B and the GPT-3 family) with their source (author and
     year), their threshold, the number of their layers above it and the regime of their depth."""
     real = [m for m in load_models() if m["name"] in PLACED]
-    gpt3 = [{"name": g["name"], "depth": g["depth"], "width": g["width"], "heads": g["heads"],
-             "source": "brown2020language"} for g in gpt3_table()]
-    placed = pd.DataFrame([{k: m[k] for k in ("name", "depth", "width", "heads", "source")} for m in real + gpt3])
+    placed = pd.DataFrame([{k: m[k] for k in ("name", "depth", "width", "heads", "source")}
+                           for m in real + gpt3_table()])
     placed["source"] = sources(placed["source"])
     threshold = bounds.depth_threshold(placed["width"].to_numpy(float))
     placed["threshold log3 d_x"] = threshold.round(2)
