@@ -219,8 +219,14 @@ def replay_table(rep: dict) -> pd.DataFrame:
                          for s, a, b in rows]).set_index(["kind", "step"]).round(6)
 
 
+def replay_numbers(rep: dict) -> dict:
+    """The glued numbers of the live replay: its time and the largest difference from the stored losses."""
+    return {"replay_seconds": rep["seconds"], "replay_diff": rep["max_abs_diff"]}
+
+
 def numbers() -> dict:
-    """Every number the chapter's prose quotes (glue name -> value), except the live replay's."""
+    """Every number the chapter's prose quotes (glue name -> value), except the live replay's
+    (:func:`replay_numbers`)."""
     return {**_mini_numbers(), **_lr_numbers(), **_gpu_numbers()}
 
 

@@ -89,6 +89,11 @@ def count_table(max_vars: int = 4, max_degree: int = 5) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def count_grid(max_vars: int = 4, max_degree: int = 5) -> pd.DataFrame:
+    """:func:`count_table`'s listed counts as a grid: variables down, degrees across."""
+    return count_table(max_vars, max_degree).pivot(index="n variables", columns="degree k", values="listed")
+
+
 def lower_count_table(width: int = COUNT_WIDTH, heads: int = COUNT_HEADS, depths=range(2, 15)) -> pd.DataFrame:
     """Eq. (7) or (8)'s lower bound beside log3 C(n + k - 1, k), n = (d_x - H)/2, k = 3^(L-2)."""
     rows = []

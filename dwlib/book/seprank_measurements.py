@@ -12,11 +12,16 @@ import pandas as pd
 from dwlib.core import bounds
 
 
+def rank_frame(data: dict) -> pd.DataFrame:
+    """The stored sweep's rank measurements, one row per (depth, width), as the charts take them."""
+    return pd.DataFrame(data["ranks"])
+
+
 def chapter(data: dict):
     """(tables, glue values) of the whole chapter from the stored sweep ``data``: the tables
     "ranks", "steps", "variants", "proposition1", "float_vs_exact", "softmax" as the chapter
     shows them, and every number its prose quotes."""
-    ranks = pd.DataFrame(data["ranks"])
+    ranks = rank_frame(data)
     r = ranks.set_index(["depth", "width"])["rank"]
     tables, numbers = {}, {}
     for part in (_ranks, _steps, _variants, _proposition1, _float_vs_exact, _softmax):
@@ -24,6 +29,12 @@ def chapter(data: dict):
         tables[name] = table
         numbers.update(values)
     return tables, numbers
+
+
+def live_numbers(live: dict) -> dict:
+    """The glued numbers of the chapter's live measurement (:func:`dwlib.core.seprank.measure` of
+    a one-layer network): the rank measured, and the one-layer closed form d_x + 1 it should equal."""
+    return {"sm_live": live["rank"], "sm_live_expect": live["width"] + 1}
 
 
 def worst_float_case(data: dict) -> pd.Series:
