@@ -125,7 +125,9 @@ def test_fused_attention_rule_and_call(monkeypatch):
                      for f in (fused, plain)]
             for got, want in zip(*grads):
                 assert_close(got, want, bf16)
-    assert calls == [((6, 16, 4, 8), "cudnn")] * 8  # forward, and again under each gradient
+    # every call went to cuDNN, the leading axes folded into one batch axis (how often JAX traces
+    # the function is its own business: at least once for each of the 4 cases)
+    assert len(calls) >= 4 and set(calls) == {((6, 16, 4, 8), "cudnn")}
 
 
 @pytest.mark.skipif(jax.default_backend() != "gpu", reason="cuDNN's fused kernel: an NVIDIA GPU only")
