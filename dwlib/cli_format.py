@@ -65,7 +65,8 @@ def print_plan(sweep, rows: list[dict], shard: tuple[int, int], as_json: bool) -
 
 
 def cost_lines(est: dict) -> list[str]:
-    """A sweep's cost estimate (:func:`dwlib.experiments.cost.estimate`) as text: one line per budget, then the totals and the verdict."""
+    """A sweep's cost estimate (:func:`dwlib.experiments.cost.estimate`) as text: one line per
+    budget, then the totals and the verdict."""
     out = [f"sweep {est['sweep']}: {est['runs']} runs ({est['runs_per_point']} a point), "
            f"{est['flops']:.3g} FLOPs planned (6 per weight and token, output projection included, + attention)"]
     for b in est["budgets"]:

@@ -15,12 +15,9 @@ from dwlib.core.fit import (AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE, DEF
                             budget_for_depth, depth_for_width, optimal_depth, optimal_width,
                             positive_number, practical_shape, verdict)
 
-_CATALOGUE = store.packaged_json("models.json")  # the published shapes this module reads, stored once
-
-#: GPT-3 family, Brown et al. (2020), Table 2.1 (``models.json``, "gpt3"): (name, nominal
-#: parameters, n_layers, d_model, n_heads).
-GPT3_FAMILY = tuple((m["name"], m["params"], m["depth"], m["width"], m["heads"])
-                    for m in _CATALOGUE["gpt3"]["models"])
+#: the published shapes this module reads, stored once: the GPT-3 family (Brown et al. 2020,
+#: Table 2.1; "gpt3"), the authors' 1T shape ("authors_1t") and later models ("models")
+_CATALOGUE = store.packaged_json("models.json")
 
 #: the authors' stated projection for 1 trillion parameters (their summary, "Bottom lines";
 #: ``models.json``, "authors_1t").
@@ -40,7 +37,8 @@ def gpt3_table(fit: Fit = AUTHORS_FIT, head_size: int = DEFAULT_HEAD_SIZE,
     multiple of ``head_size``), the verdict with depth and width ratios.
     """
     rows = []
-    for name, params, L, d, H in GPT3_FAMILY:
+    for m in _CATALOGUE["gpt3"]["models"]:
+        name, params, L, d, H = m["name"], m["params"], m["depth"], m["width"], m["heads"]
         v = verdict(L, d, fit=fit, rel_tol=rel_tol, abs_tol=abs_tol)
         p = practical_shape(v["budget"], head_size=head_size, fit=fit)
         rows.append({

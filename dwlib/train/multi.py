@@ -39,7 +39,7 @@ from dwlib.train import data as data_lib
 from dwlib.train.config import TrainConfig
 from dwlib.train.model import abstract_params, init_params
 from dwlib.train.optim import make_optimizer
-from dwlib.train.step import loss_fn as model_loss, update
+from dwlib.train.step import loss_fn, update
 
 
 def group_key(cfg: TrainConfig) -> tuple:
@@ -77,9 +77,9 @@ def make_group_steps(cfg_key: tuple, runs: int) -> GroupSteps:
     cfg = TrainConfig.from_dict({**dict(cfg_key), "lr": 1.0})
     graphdef, abstract = abstract_params(cfg.model)
     tx, unit = make_optimizer(cfg.optim, cfg.steps, abstract)
-    loss_fn = functools.partial(model_loss, graphdef)
+    run_loss = functools.partial(loss_fn, graphdef)  # one run's loss, given its parameters and a batch
 
-    every_run = jax.vmap(functools.partial(update, loss_fn, tx))  # over (params, opt_state, batch, peak)
+    every_run = jax.vmap(functools.partial(update, run_loss, tx))  # over (params, opt_state, batch, peak)
 
     by_run, by_step_and_run = NamedSharding(mesh, P("runs")), NamedSharding(mesh, P(None, "runs"))
 
@@ -93,7 +93,7 @@ def make_group_steps(cfg_key: tuple, runs: int) -> GroupSteps:
 
     @jax.jit
     def eval_losses(params, windows):  # windows: (n_batches, batch, seq + 1), the same for every run
-        per_batch = jax.vmap(lambda p: jax.lax.map(lambda b: loss_fn(p, b), windows))(params)
+        per_batch = jax.vmap(lambda p: jax.lax.map(lambda b: run_loss(p, b), windows))(params)
         return per_batch.mean(axis=1)
 
     return GroupSteps(train_chunk, eval_losses, jax.jit(jax.vmap(tx.init)), unit, mesh)
