@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from dwlib.train import data
+from dwlib.train import batches, data
 from dwlib.errors import InputError
 
 WORDS = "the of and to a in that is was he for it with as his on be at by had Congress nation".split()
@@ -63,12 +63,12 @@ def test_split_rule():
 
 def test_windows_are_reproducible_contiguous_and_fixed_for_eval():
     tokens = np.arange(1000, dtype=np.uint16)
-    a = data.train_batch(tokens, step=7, batch_size=4, seq_len=16, seed=3)
+    a = batches.train_batch(tokens, step=7, batch_size=4, seq_len=16, seed=3)
     assert a.shape == (4, 17)
-    np.testing.assert_array_equal(a, data.train_batch(tokens, step=7, batch_size=4, seq_len=16, seed=3))
-    assert not np.array_equal(a, data.train_batch(tokens, step=8, batch_size=4, seq_len=16, seed=3))
+    np.testing.assert_array_equal(a, batches.train_batch(tokens, step=7, batch_size=4, seq_len=16, seed=3))
+    assert not np.array_equal(a, batches.train_batch(tokens, step=8, batch_size=4, seq_len=16, seed=3))
     assert (np.diff(a, axis=1) == 1).all()  # contiguous windows
-    e = data.eval_batches(tokens, n_batches=3, batch_size=4, seq_len=16)
+    e = batches.eval_batches(tokens, n_batches=3, batch_size=4, seq_len=16)
     assert e.shape == (3, 4, 17) and e[0, 0, 0] == 0 and e[-1, -1, -1] == 999
 
 

@@ -19,6 +19,7 @@ import math
 
 from dwlib.core import sizes
 from dwlib.errors import InputError, require, shown
+from dwlib.train import batches
 from dwlib.train import data as data_lib
 
 DTYPES = ("float32", "bfloat16")
@@ -86,7 +87,8 @@ class OptimConfig:
 NOT_KEYED = ("out_dir", "cache_dir", "checkpoint_interval", "ops")
 # Fields added after runs were stored: keyed only when not at their default, so that the stored
 # runs keep their keys.
-KEYED_UNLESS_DEFAULT = {"validation_split": False}
+KEYED_UNLESS_DEFAULT = {"validation_split": False, "sampling": "random", "final_eval": "sample"}
+FINAL_EVALS = ("sample", "whole")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +107,12 @@ class TrainConfig:
     # document + 1, :mod:`dwlib.train.corpora`), left out of training; the reported held-out
     # split is the same either way. Keyed only when True (runs stored before it keep their keys).
     validation_split: bool = False
+    # How training windows are drawn (:func:`dwlib.train.batches.train_batch`): "random" (anywhere,
+    # afresh at every step) or "disjoint" (no token trained on twice within one pass).
+    sampling: str = "random"
+    # The last evaluation: "sample" reads the same ``eval_batches`` fixed windows as the others;
+    # "whole" reads every token of the held-out split (and of the validation split) once.
+    final_eval: str = "sample"
     out_dir: str | None = None  # None: keep nothing on disk
     checkpoint_interval: int = 500  # 0: at the end only
     cache_dir: str | None = None  # tokenizer cache; None: $DWLIB_CACHE or ~/.cache/dwlib
@@ -136,6 +144,10 @@ class TrainConfig:
             _count(name, getattr(self, name), 0)
         require(isinstance(self.validation_split, bool),
                 f"validation_split must be true or false, got {shown(self.validation_split)}")
+        require(self.sampling in batches.SAMPLINGS,
+                f"sampling must be one of {', '.join(batches.SAMPLINGS)}, got {shown(self.sampling)}")
+        require(self.final_eval in FINAL_EVALS,
+                f"final_eval must be one of {', '.join(FINAL_EVALS)}, got {shown(self.final_eval)}")
         for name in ("corpus", "out_dir", "cache_dir"):
             v = getattr(self, name)
             require(v is None and name != "corpus" or isinstance(v, str) and v.strip() and "\0" not in v,

@@ -26,9 +26,7 @@ The paper trains on English Wikipedia tokenised by byte-pair encoding with a voc
   tokenizer and the token arrays), which a run's checkpoints record and check on resume.
 - Corpus files must be regular files (a FIFO is refused, not read forever) and UTF-8 text: a few
   undecodable bytes get one warning line, more than 1% of the file is refused as binary.
-- :func:`train_batch` draws random contiguous windows from a generator seeded by (seed, step):
-  batch ``s`` is the same whether or not the run was interrupted before it. :func:`eval_batches`
-  returns a fixed set of evenly spaced held-out windows.
+- The windows a run trains and evaluates on are drawn from these splits by :mod:`dwlib.train.batches`.
 """
 
 from __future__ import annotations
@@ -432,17 +430,3 @@ def check_windows(corpus: Corpus, seq_len: int) -> None:
         n = len(getattr(corpus, split))
         require(n >= seq_len + 1, f"corpus {corpus.name!r} is too small: its {split} split has {n} tokens, "
                                   f"fewer than one window of seq_len + 1 = {seq_len + 1}")
-
-
-def train_batch(tokens: np.ndarray, step: int, batch_size: int, seq_len: int, seed: int) -> np.ndarray:
-    """(batch_size, seq_len + 1) random contiguous windows; a pure function of (seed, step)."""
-    rng = np.random.default_rng((seed, step))
-    starts = rng.integers(0, len(tokens) - seq_len, size=batch_size)
-    return np.asarray(tokens[starts[:, None] + np.arange(seq_len + 1)], dtype=np.int32)
-
-
-def eval_batches(tokens: np.ndarray, n_batches: int, batch_size: int, seq_len: int) -> np.ndarray:
-    """(n_batches, batch_size, seq_len + 1) fixed windows, evenly spaced over the held-out tokens."""
-    starts = np.linspace(0, len(tokens) - seq_len - 1, n_batches * batch_size).astype(np.int64)
-    windows = np.asarray(tokens[starts[:, None] + np.arange(seq_len + 1)], dtype=np.int32)
-    return windows.reshape(n_batches, batch_size, seq_len + 1)

@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 
 from dwlib.errors import StateError
 from dwlib.store import exclusive
+from dwlib.train import batches
 from dwlib.train import data as data_lib
 from dwlib.train.checkpoint import RunDir, check_out_dir, check_run_dir, metrics_problem, read_json, read_metrics
 from dwlib.train.config import TrainConfig, check_same_run
@@ -167,10 +168,17 @@ def _start(cfg: TrainConfig, steps: Steps, run_dir: RunDir | None) -> tuple[dict
 
 
 def _evaluate_at(cfg: TrainConfig, steps: Steps, corpus, state: dict, prog: Progress, log) -> None:
-    """The mean held-out loss over the fixed evaluation windows, recorded and logged; a
-    non-finite one ends the run as diverged."""
-    windows = data_lib.eval_batches(corpus.valid, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)
-    value = float(np.mean([float(steps.eval_step(state["params"], steps.to_device(b))) for b in windows]))
+    """The mean held-out loss over the fixed evaluation windows (at the last step with
+    ``final_eval="whole"``: over every token of the split), recorded and logged; a non-finite one
+    ends the run as diverged."""
+    if cfg.final_eval == "whole" and prog.step == cfg.steps:
+        parts = batches.whole_split(corpus.valid, cfg.batch_size, cfg.model.seq_len)
+    else:
+        parts = [batches.eval_batches(corpus.valid, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)]
+    def place(b):  # a batch that does not split evenly over the devices (the split's last windows) is copied to each
+        return steps.to_device(b) if b.shape[0] % steps.mesh.devices.size == 0 else steps.replicate(b)
+    means = [np.mean([float(steps.eval_step(state["params"], place(b))) for b in part]) for part in parts]
+    value = batches.whole_split_mean(parts, means)
     prog.evals.append({"step": prog.step, "eval_loss": value})
     log(prog.evals[-1])
     if not math.isfinite(value):
@@ -193,7 +201,8 @@ def _loop(cfg, steps: Steps, corpus, state: dict, prog: Progress, run_dir: RunDi
                desc=f"L={cfg.model.depth} d={cfg.model.width}")
     t_chunk, pending = time.perf_counter(), []
     while prog.step < end and prog.status == "completed":
-        batch = data_lib.train_batch(corpus.train, prog.step, cfg.batch_size, cfg.model.seq_len, cfg.seed)
+        batch = batches.train_batch(corpus.train, prog.step, cfg.batch_size, cfg.model.seq_len, cfg.seed,
+                                     cfg.sampling)
         state["params"], state["opt_state"], loss = steps.train_step(state["params"], state["opt_state"],
                                                                      steps.to_device(batch))
         pending.append(loss)

@@ -35,6 +35,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from tqdm.auto import tqdm
 
 from dwlib.errors import require
+from dwlib.train import batches
 from dwlib.train import data as data_lib
 from dwlib.train.config import TrainConfig
 from dwlib.train.model import abstract_params, init_params
@@ -147,7 +148,7 @@ def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None 
             f"a group resumes at a multiple of its chunk ({k} steps), got step {state['step']}")
     peaks = steps.place(np.asarray([c.optim.lr for c in cfgs], np.float32))
     params, opt_state = steps.place(state["params"]), steps.place(state["opt_state"])
-    evaluate = functools.partial(_evaluate, steps, *_eval_sets(corpus, cfg))
+    evaluate = functools.partial(_evaluate, steps, _eval_sets(corpus, cfg))
     curves = [{"seed": c.seed, "lr": c.optim.lr, "losses": [], "evals": [], "diverged_step": None} for c in cfgs]
     step = state["step"]
     if step == 0 and cfg.eval_interval:
@@ -181,16 +182,33 @@ def _group_corpus(cfg: TrainConfig, corpus):
 
 
 def _eval_sets(corpus, cfg: TrainConfig) -> tuple:
-    """The held-out windows every evaluation reads, and the validation split's (``None`` without one)."""
-    def windows(tokens):
-        return data_lib.eval_batches(tokens, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)
-    return windows(corpus.valid), None if corpus.select is None else windows(corpus.select)
+    """What the evaluation at a step reads, as a function of the step: the held-out windows and
+    the validation split's (``None`` without one), each a list of window arrays. Every
+    evaluation reads the same fixed sample, except the last with ``final_eval="whole"``: every
+    token of both splits (:func:`dwlib.train.data.whole_split`)."""
+    def sample(tokens):
+        return [batches.eval_batches(tokens, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)]
+
+    def whole(tokens):
+        return batches.whole_split(tokens, cfg.batch_size, cfg.model.seq_len)
+
+    sets = {"sample": (sample(corpus.valid), None if corpus.select is None else sample(corpus.select))}
+    if cfg.final_eval == "whole":
+        sets["whole"] = (whole(corpus.valid), None if corpus.select is None else whole(corpus.select))
+    return lambda at: sets["whole" if at == cfg.steps and "whole" in sets else "sample"]
 
 
-def _evaluate(steps: GroupSteps, windows, select, params, curves: list[dict], at: int) -> None:
+def _split_losses(steps: GroupSteps, params, parts) -> np.ndarray:
+    """(runs,) mean losses over the window arrays ``parts`` (weighted by their windows)."""
+    means = [np.asarray(steps.eval_losses(params, p)) for p in parts]
+    return np.asarray([batches.whole_split_mean(parts, [m[r] for m in means]) for r in range(len(means[0]))])
+
+
+def _evaluate(steps: GroupSteps, sets, params, curves: list[dict], at: int) -> None:
     """Append each run's held-out (and validation) loss at step ``at`` to its curve, unless it diverged."""
-    held_out = np.asarray(steps.eval_losses(params, windows))
-    chosen_on = np.asarray(steps.eval_losses(params, select)) if select is not None else [None] * len(curves)
+    windows, select = sets(at)
+    held_out = _split_losses(steps, params, windows)
+    chosen_on = _split_losses(steps, params, select) if select is not None else [None] * len(curves)
     for curve, value, on_select in zip(curves, held_out, chosen_on):
         if curve["diverged_step"] is None:
             curve["evals"].append({"step": at, "eval_loss": float(value)} |
@@ -200,7 +218,8 @@ def _evaluate(steps: GroupSteps, windows, select, params, curves: list[dict], at
 def _chunk_batches(corpus, cfgs: list[TrainConfig], step: int, n: int) -> np.ndarray:
     """(n, runs, batch, seq + 1): each run's own batches (from its seed) for steps step .. step + n - 1."""
     cfg = cfgs[0]
-    return np.stack([np.stack([data_lib.train_batch(corpus.train, s, cfg.batch_size, cfg.model.seq_len, c.seed)
+    return np.stack([np.stack([batches.train_batch(corpus.train, s, cfg.batch_size, cfg.model.seq_len, c.seed,
+                                                    cfg.sampling)
                                for c in cfgs]) for s in range(step, step + n)])
 
 
