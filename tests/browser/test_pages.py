@@ -13,7 +13,11 @@ sideways, every saved widget renders, and moving any bound input (slider, radio 
 of any chart redraws it. Every chart and image sits in a figure numbered "Figure N" or
 "Figure N.M" with a caption; no table cell ends in an ellipsis ("..." or its one-character
 form); and on the desktop page no code block scrolls sideways (a line wider than its column).
-test_page_checks_catch_a_broken_page shows that these checks fail on a page that breaks them.
+Fonts: every character of visible text (charts' included) is drawn in a font the book ships,
+never one of the reader's machine (Chromium names the fonts it drew each element's text in), and
+every chart was laid out after its font had loaded; test_layout_does_not_depend_on_the_readers_fonts
+draws a page again with the browser's generic fonts changed, and its charts and text must not
+move. test_page_checks_catch_a_broken_page shows that these checks fail on a page that breaks them.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ PAGE_PROBLEMS = {
     "chartErrors": "charts failed: {}",
     "chartsEmpty": "charts drew nothing: {}",
     "chartsUnfitted": "{} charts never fitted to their column",
+    "chartsUnfonted": "charts laid out before the book's font had loaded (measured in another): {}",
     "viewsUnrendered": "{} saved widget views did not render",
     "figuresUnnumbered": "charts, images or figures without a numbered caption ('Figure N.M' and text): {}",
     "tableEllipses": "table cells cut off with an ellipsis: {}",
@@ -98,7 +103,8 @@ def _open(browser, url, viewport="desktop"):
 
 def _wait_drawn(page):
     """Wait until MathJax has typeset, every chart has marks and is fitted to its column
-    (book/assets/dwcharts.js marks it data-dw-fit), and every saved widget is drawn."""
+    (book/assets/dwcharts.js marks it data-dw-fit), every saved widget is drawn, and the fonts
+    the page asked for have loaded."""
     page.wait_for_function(
         """() => {
           const mathOk = [...document.querySelectorAll('div.math, span.math')]
@@ -109,7 +115,7 @@ def _wait_drawn(page):
           const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]');
           const widgetsOk = [...views].every(s => s.previousElementSibling
             && s.previousElementSibling.querySelector('.widget-container, .jupyter-widgets, .widget-inline-hbox, .widget-html'));
-          return mathOk && chartsOk && widgetsOk;
+          return mathOk && chartsOk && widgetsOk && document.fonts.status === 'loaded';
         }""",
         timeout=30_000,
     )
@@ -192,6 +198,9 @@ _PAGE_JS = r"""(desktop) => {
                                  : m.width === 0;
     }).map((c, i) => i + 1),
     chartsUnfitted: [...document.querySelectorAll('.dw-chart')].filter(c => !c.dataset.dwFit).length,
+    // dwcharts.js names the font families it loaded before the chart was drawn
+    chartsUnfonted: [...document.querySelectorAll('.dw-chart')].map((c, i) => c.dataset.dwFont ? null : i + 1)
+      .filter(Boolean),
     chartErrors: [...document.querySelectorAll('.dw-chart-error')].map(e => e.textContent),
     views: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
     viewsUnrendered: [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
@@ -212,6 +221,59 @@ _PAGE_JS = r"""(desktop) => {
       : [],
   };
 }"""
+
+
+# Fonts: which elements to ask Chromium about. Per font (family list, weight, style), the
+# elements whose direct text holds a character not seen before in that font, and is drawn
+# (MathJax's hidden copy of each formula for screen readers is not); each is marked with
+# data-dw-font-probe. A few dozen elements a page instead of thousands, every character covered.
+_FONT_PROBES_JS = """() => {
+  const seen = new Map();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let marked = 0;
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    const el = t.parentElement;
+    if (!el || !t.nodeValue.trim() || el.closest('mjx-assistive-mml, script, style, noscript')
+        || !el.getClientRects().length || el.hasAttribute('data-dw-font-probe')) continue;
+    const s = getComputedStyle(el);
+    if (s.visibility === 'hidden') continue;
+    const font = `${s.fontFamily}|${s.fontWeight}|${s.fontStyle}`;
+    const chars = seen.get(font) || new Set();
+    seen.set(font, chars);
+    const fresh = [...t.nodeValue].filter(c => c.trim() && !chars.has(c));
+    if (!fresh.length) continue;
+    fresh.forEach(c => chars.add(c));
+    el.setAttribute('data-dw-font-probe', '');
+    marked++;
+  }
+  return marked;
+}"""
+
+
+def _text_not_in_book_fonts(page) -> list[str]:
+    """The fonts of the reader's machine that Chromium drew text of the page in, instead of one
+    the page loaded (a web font, which the book ships), from the DevTools protocol's fonts of
+    each element's text: "Font: n elements, 'text', ..." (the first few), one per font."""
+    marked = page.evaluate(_FONT_PROBES_JS)
+    cdp = page.context.new_cdp_session(page)
+    try:
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+        nodes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-dw-font-probe]"})["nodeIds"]
+        texts = page.evaluate("() => [...document.querySelectorAll('[data-dw-font-probe]')]"
+                              ".map(e => e.textContent.trim().slice(0, 40))")
+        assert len(nodes) == len(texts) == marked, (len(nodes), len(texts), marked)
+        local: dict[str, list[str]] = {}
+        for node, text in zip(nodes, texts):
+            for font in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]:
+                if not font["isCustomFont"]:
+                    local.setdefault(font["familyName"], []).append(repr(text))
+        return [f"{family}: {len(where)} elements, " + ", ".join(where[:3]) for family, where in local.items()]
+    finally:
+        cdp.detach()
+        page.evaluate("() => document.querySelectorAll('[data-dw-font-probe]')"
+                      ".forEach(e => e.removeAttribute('data-dw-font-probe'))")
 
 
 def _page_problems(page, viewport) -> list[str]:
@@ -239,6 +301,7 @@ def test_page(server, browser, path, viewport):
             failures.append(f"moving these bound inputs did not change their chart: {still}")
         # With every slider at an end, the charts (a marker's note, say) still fit the column.
         failures += [f"after moving the sliders, {p}" for p in _layout_problems(page) if p.startswith("wider")]
+        failures += [f"text not in the book's fonts: {t}" for t in _text_not_in_book_fonts(page)]
         failures += problems  # console messages, page errors and requests, sliders' included
         assert not failures, f"{path} at {viewport} width:\n" + "\n".join(failures)
     finally:
@@ -339,6 +402,58 @@ def test_charts_refit_when_the_column_changes(server, browser):
 
 
 
+# What a reader's machine with other fonts changes: the fonts behind the generic families
+# ("sans-serif", "serif", "monospace", and the default). Set to one of the DejaVu fonts that every
+# Debian machine has, and not the one it uses for "sans-serif" (DejaVu Sans).
+OTHER_GENERIC_FONT = "DejaVu Serif"
+GENERIC_FAMILIES = ("standard", "fixed", "serif", "sansSerif", "cursive", "fantasy", "math")
+# Where the charts and the text are: each chart's drawing (svg.marks) and the article's size,
+# in px from the article's top left; and how wide "sans-serif" draws a line (the control).
+_GEOMETRY_JS = """() => {
+  const article = document.querySelector('article.bd-article') || document.body;
+  const a = article.getBoundingClientRect();
+  const probe = document.createElement('canvas').getContext('2d');
+  probe.font = '16px sans-serif';
+  return {
+    generic: probe.measureText('The depth-to-width interplay').width,
+    article: [a.width, article.scrollHeight],
+    charts: [...document.querySelectorAll('.dw-chart svg.marks, .dw-chart canvas.marks')].map(m => {
+      const r = m.getBoundingClientRect();
+      return [r.left - a.left, r.top - a.top, r.width, r.height];
+    }),
+  };
+}"""
+
+
+def test_layout_does_not_depend_on_the_readers_fonts(server, browser):
+    """The page with the most charts, at a phone's width, drawn twice: as the machine is, and
+    with the browser's generic fonts (the fonts a page gets when it names none of its own) set
+    to another font. Every chart is drawn at the same place and size, and the article is as
+    tall: the book's text and charts use only the fonts it ships."""
+    if not PAGES:
+        pytest.fail(f"no built book at {HTML}: run `make book` first")
+    path = max(PAGES, key=lambda p: (HTML / p).read_text(encoding="utf-8").count('<div class="dw-chart">'))
+    seen = {}
+    for generic in ("the machine's", OTHER_GENERIC_FONT):
+        page = browser.new_page(viewport=VIEWPORTS["phone"])
+        try:
+            if generic == OTHER_GENERIC_FONT:
+                cdp = page.context.new_cdp_session(page)
+                cdp.send("Page.enable")
+                cdp.send("Page.setFontFamilies", {"fontFamilies": {k: generic for k in GENERIC_FAMILIES}})
+            page.goto(f"{server}/{path}", wait_until="load")
+            _wait_drawn(page)
+            seen[generic] = page.evaluate(_GEOMETRY_JS)
+        finally:
+            page.close()
+    usual, other = seen.values()
+    assert usual["generic"] != other["generic"], f"setting the generic fonts to {OTHER_GENERIC_FONT} changed nothing"
+    assert usual["charts"], f"{path} drew no charts"
+    moved = [f"chart {i + 1}: {a} -> {b}" for i, (a, b) in enumerate(zip(usual["charts"], other["charts"])) if a != b]
+    assert not moved and usual["article"] == other["article"], (
+        f"{path} with the generic fonts set to {OTHER_GENERIC_FONT}: article {usual['article']} -> {other['article']}; "
+        + "; ".join(moved))
+
 # A page that breaks each of the checks on figures, equations, tables and code once, and the
 # same page done right. The chart is a stand-in (a container with marks), drawn by nothing.
 _CHART = '<div class="dw-chart" data-dw-fit="600"><svg class="marks"><path d="M0,0L9,9"/></svg></div>'
@@ -352,7 +467,7 @@ _BROKEN = f"""<!DOCTYPE html><html><body><article class="bd-article" style="widt
 <div class="highlight"><pre>result = some_function(with_a_long_argument_list, that_runs, far_past, the_right_edge, of_the_column, and_on, and_on)</pre></div>
 </article></body></html>"""
 _FIXED = f"""<!DOCTYPE html><html><body><article class="bd-article" style="width: 600px">
-<figure id="fig-chart"><div>{_CHART}</div><figcaption><p><span class="caption-number">Figure 2.1 </span>
+<figure id="fig-chart"><div>{_CHART.replace('data-dw-fit="600"', 'data-dw-fit="600" data-dw-font="Arimo"')}</div><figcaption><p><span class="caption-number">Figure 2.1 </span>
   <span class="caption-text">What the chart shows and how to read it.</span></p></figcaption></figure>
 <figure id="fig-image"><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="><figcaption><p>
   <span class="caption-number">Figure 1 </span><span class="caption-text">An image.</span></p></figcaption></figure>
@@ -361,13 +476,14 @@ _FIXED = f"""<!DOCTYPE html><html><body><article class="bd-article" style="width
 <div class="highlight"><pre>result = some_function(with_a_long_argument_list,
                        that_runs, within, the_column)</pre></div>
 </article></body></html>"""
-_NEW_CHECKS = ["figuresUnnumbered", "mathTwoNumbers", "tableEllipses", "codeOverflow"]
+_NEW_CHECKS = ["figuresUnnumbered", "mathTwoNumbers", "tableEllipses", "codeOverflow", "chartsUnfonted"]
 
 
 def test_page_checks_catch_a_broken_page(browser):
-    """The measures of figures, equation numbers, table cells and code lines fire on a page
-    that breaks them (each offender named) and stay quiet on the same page done right; code
-    width is measured on the desktop page only."""
+    """The measures of figures, equation numbers, table cells, code lines and charts' fonts fire
+    on a page that breaks them (each offender named) and stay quiet on the same page done right;
+    code width is measured on the desktop page only. The page loads no fonts: its text is drawn
+    in the machine's, which the fonts check names."""
     page = browser.new_page(viewport=VIEWPORTS["desktop"])
     try:
         page.set_content(_BROKEN)
@@ -377,6 +493,10 @@ def test_page_checks_catch_a_broken_page(browser):
         assert info["mathTwoNumbers"] == ["(1)x = y(2)"]
         assert info["tableEllipses"] == ["a cell cut off at the end of the col\u2026", "or with three dots..."]
         assert len(info["codeOverflow"]) == 1 and " px in 600: result = some_function(" in info["codeOverflow"][0]
+        assert info["chartsUnfonted"] == [1, 2]
+        local = _text_not_in_book_fonts(page)
+        assert local and all(" elements, " in f for f in local), local
+        assert any("'result = some_function(" in f for f in local), local
         problems = _page_problems(page, "desktop")
         assert all(any(PAGE_PROBLEMS[key].split(":")[0] in p for p in problems) for key in _NEW_CHECKS), problems
         assert page.evaluate(_PAGE_JS, False)["codeOverflow"] == []  # the phone page: not measured

@@ -6,7 +6,9 @@ by DWLIB_BOOK_SINGLEHTML (the singlehtml directory) and DWLIB_BOOK_PDF (the PDF 
 On the book's PDF (read back with pypdf, strictly): every chapter of _toc.yml begins a page of
 its own, in the book's order, with its title (its bookmark points at the top of that page); every
 chart of the build is in it once, drawn with axes and marks (the tagged PDF's figure "Chart k");
-the formulas are typeset (glyphs drawn in MathJax's fonts, and no TeX source left as text).
+the formulas are typeset (glyphs drawn in MathJax's fonts, and no TeX source left as text); the
+text on the pages is drawn in the fonts the build ships, so that the PDF's pages do not change
+with the fonts of the machine that prints it.
 Reading 100-odd pages of text in pure Python takes about 10 s of the module's time (the
 fixture). On small pages made from the build's own page (its scripts, styles and theme): the
 script prints one that draws (the positive control of the checks above: about 5 s, one
@@ -50,18 +52,36 @@ def _plain(text: str) -> str:
     return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
 
 
+def _font_families(site: Path) -> set[str]:
+    """The families of every @font-face in the build's stylesheets, without spaces (nor the
+    backslash of an escaped one): the PostScript names of their fonts begin so ("Arimo" for
+    Arimo-Bold, "DejaVuSans" for DejaVu Sans, "FontAwesome6Free" for Font Awesome\\ 6 Free)."""
+    css = "".join(f.read_text(encoding="utf-8") for f in (site / "_static").rglob("*.css"))
+    faces = re.findall(r"@font-face\s*\{([^}]*)\}", css)
+    return {re.sub(r"[\s\\]+", "", m.group(1)) for face in faces
+            if (m := re.search(r"font-family:\s*['\"]?([^'\";]+)", face))}
+
+
 def _read(path: Path) -> dict:
     """Per page, its text; all text drawn in MathJax's fonts (woff fonts, which Chromium's PDF
-    writer embeds as Type 3 fonts; or a font named MJX...); the charts, from the tagged PDF's
+    writer embeds as Type 3 fonts; or a font named MJX...); the other fonts of the text within
+    the page's margins (without the subset tag: Chromium's page-number footer below them is
+    not the book's); the charts, from the tagged PDF's
     structure: scripts/build_pdf.py makes each chart a figure "Chart k", and Vega labels its
     axes ("X-axis titled ...") and marks for screen readers, which the tagged PDF keeps as the
     alternative text of figures inside it; the bookmarks (title, page, top in pt)."""
     reader = pypdf.PdfReader(path, strict=True)
-    pages, math = [], []
+    pages, math, fonts = [], [], set()
+    height = float(reader.pages[0].mediabox.height)
+    bottom, top = (build_pdf.MARGIN_MM[side] * 72 / 25.4 for side in ("bottom", "top"))
 
     def visit(text, cm, tm, font, size):
         if font is not None and (font.get("/Subtype") == "/Type3" or "MJX" in str(font.get("/BaseFont", ""))):
             math.append(text)
+        elif font is not None and text.strip():
+            y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]  # the text's baseline on the page, in pt
+            if bottom <= y <= height - top:
+                fonts.add(str(font.get("/BaseFont")).split("+")[-1])
 
     for page in reader.pages:
         pages.append(page.extract_text(visitor_text=visit))
@@ -101,9 +121,9 @@ def _read(path: Path) -> dict:
                 outline.append((item.title, reader.get_destination_page_number(item), float(item.top)))
 
     marks(reader.outline)
-    height = float(reader.pages[0].mediabox.height)
-    text_top = height - build_pdf.MARGIN_MM["top"] * 72 / 25.4  # pt above the page's foot
-    return {"pages": pages, "math": "".join(math), "charts": charts, "outline": outline, "text_top": text_top}
+    text_top = height - top  # pt above the page's foot
+    return {"pages": pages, "math": "".join(math), "fonts": fonts, "charts": charts, "outline": outline,
+            "text_top": text_top}
 
 
 # --- the book's PDF -----------------------------------------------------------------------------
@@ -159,6 +179,16 @@ def test_every_chart_is_drawn_in_the_pdf(book):
     charts = book["html"].count('<div class="dw-chart">')
     assert charts > 0
     assert book["charts"] == [(k, True, True) for k in range(1, charts + 1)], (charts, book["charts"])
+
+
+def test_text_is_in_the_books_fonts(book):
+    """Every font of the text on the pages is one of the families the build's stylesheets
+    ship (their @font-face rules: the book's fonts, the theme's icons), or MathJax's: none comes
+    from the machine that printed it, whose fonts would change where lines break and pages end."""
+    shipped = _font_families(SITE)
+    assert shipped, f"no @font-face in {SITE / '_static'}"
+    foreign = sorted(f for f in book["fonts"] if not any(f == s or f.startswith(s + "-") for s in shipped))
+    assert book["fonts"] and not foreign, f"fonts not shipped with the book: {foreign} (shipped: {sorted(shipped)})"
 
 
 def test_formulas_are_typeset(book):
