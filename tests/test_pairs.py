@@ -20,6 +20,7 @@ from dwlib.train.config import TrainConfig, run_key
 from dwlib.train.model import abstract_params
 from dwlib.train.multi import train_group
 from dwlib.train.step import loss_fn
+from dwlib.viz import pairs as vp
 
 
 def test_disjoint_sampling_takes_every_window_once_a_pass_in_a_seeded_order():
@@ -210,3 +211,18 @@ def test_the_rule_file_is_the_sweeps():
     assert sweep.tokens_per_run >= 2_000_000
     with pytest.raises(InputError, match="no declared rule file"):
         pairs.rule("mini")
+
+
+def test_figure2_draws_each_pairs_points_and_paired_intervals_by_the_rule():
+    gaps = {1e5: [0.10, 0.11, 0.12, 0.09, 0.10, 0.11], 2e5: [-0.03, -0.04, -0.02, -0.03, -0.04, -0.03]}
+    recs = _records(gaps, 2, 4)
+    recs += [{**x, "depth": 8, "width": 64, "eval_loss": x["eval_loss"] + 0.05} for x in recs if x["depth"] == 4]
+    r = pairs.rule("cpu-pairs")
+    spec = vp.figure2(recs, r).to_dict()
+    datasets = list(spec["datasets"].values())
+    drawn = [row for d in datasets for row in d if "verdict" in row]
+    want = [p for pair in r["pairs"] for p in pairs.points(recs, *pair, r["level"])]
+    assert sorted((d["budget"], round(d["gap"], 9), round(d["low"], 9)) for d in drawn) == \
+        sorted((p["target_budget"], round(p["mean"], 9), round(p["low"], 9)) for p in want)
+    assert {d["verdict"] for d in drawn} == {pairs.WORSE, pairs.BETTER}
+    assert len(spec["vconcat"]) == 2 and all(len(row["hconcat"]) == 2 for row in spec["vconcat"])

@@ -1,0 +1,107 @@
+"""Figure 2 of the paper in its own format, for a sweep read by a declared rule.
+
+One column per doubling pair: above, the held-out loss of both depths against non-embedding
+size (seed means with their 95% intervals); below, the gap between them (deeper minus shallower,
+paired by seed) with its paired 95% interval, coloured by the side the rule's verdict puts ahead.
+Everything it draws comes from :mod:`dwlib.experiments.pairs`.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from dwlib.errors import require
+from dwlib.experiments import pairs
+from dwlib.experiments.presets import WIDE
+from dwlib.experiments.transition import loss_table
+
+#: colours readable by colour-blind readers (blue / orange / grey), and a shape per verdict too
+VERDICT_COLOURS = {pairs.BETTER: "#0072b2", pairs.WORSE: "#e69f00", pairs.UNRESOLVED: "#999999"}
+VERDICT_SHAPES = {pairs.BETTER: "triangle-down", pairs.WORSE: "triangle-up", pairs.UNRESOLVED: "circle"}
+#: one colour per depth across the panels (Okabe-Ito: blue, vermilion, green, purple)
+DEPTH_COLOURS = ["#0072b2", "#d55e00", "#009e73", "#cc79a7"]
+
+
+def _loss_rows(records: list[dict], depths, level: float, budgets) -> pd.DataFrame:
+    rows = []
+    for r in loss_table(records):
+        if r["depth"] not in depths or not r["losses"]:
+            continue
+        target = next(x["target_budget"] for x in records if (x["depth"], x["width"]) == (r["depth"], r["width"]))
+        if budgets is not None and target not in budgets:
+            continue
+        iv = pairs.interval(r["losses"], level)
+        half = iv["half_width"] or 0.0
+        rows.append({"depth": f"L = {r['depth']}", "budget": r["budget"], "width": r["width"], "loss": iv["mean"],
+                     "low": iv["mean"] - half, "high": iv["mean"] + half, "seeds": iv["n"],
+                     "narrow": r["width"] < WIDE})
+    return pd.DataFrame(rows)
+
+
+def _panel(records, shallow: int, deep: int, level: float, budgets, width: int, height: int, ydomain, colours):
+    df = _loss_rows(records, (shallow, deep), level, budgets)
+    require(not df.empty, f"no finished run of depth {shallow} or {deep}")
+    x = alt.X("budget:Q", scale=alt.Scale(type="log", nice=False, padding=12),
+              axis=alt.Axis(format="~s", tickCount=4, labelOverlap=True), title="non-embedding parameters")
+    y = alt.Y("loss:Q", scale=alt.Scale(domain=ydomain, nice=False, zero=False), title="held-out loss (nats/token)")
+    scale = alt.Scale(domain=list(colours), range=list(colours.values()))
+    colour = alt.Color("depth:N", scale=scale, legend=alt.Legend(orient="top", title=None))
+    tips = ["depth:N", alt.Tooltip("width:Q", title="width"), alt.Tooltip("budget:Q", format=","),
+            alt.Tooltip("loss:Q", format=".4f"), alt.Tooltip("low:Q", format=".4f"),
+            alt.Tooltip("high:Q", format=".4f"), "seeds:Q"]
+    base = alt.Chart(df)
+    fill = alt.condition("datum.narrow", alt.value("white"), alt.Fill("depth:N", scale=scale, legend=None))
+    return alt.layer(
+        base.mark_line().encode(x=x, y=y, color=colour),
+        base.mark_rule(strokeWidth=2).encode(x=x, y="low:Q", y2="high:Q", color=colour),
+        base.mark_point(filled=True, size=40, strokeWidth=1.5).encode(x=x, y=y, color=colour, fill=fill, tooltip=tips),
+    ).properties(width=width, height=height, title=f"{shallow} vs {deep} layers")
+
+
+def _gap_panel(rows: list[dict], width: int, height: int, ydomain):
+    df = pd.DataFrame([{"budget": r["target_budget"], "gap": r["mean"], "low": r["low"], "high": r["high"],
+                        "seeds": r["n"], "verdict": r["verdict"]} for r in rows])
+    x = alt.X("budget:Q", scale=alt.Scale(type="log", nice=False, padding=12),
+              axis=alt.Axis(format="~s", tickCount=4, labelOverlap=True), title="non-embedding parameters (target)")
+    y = alt.Y("gap:Q", scale=alt.Scale(domain=ydomain, nice=False), title="gap, deeper − shallower (nats)")
+    verdicts = list(VERDICT_COLOURS)
+    colour = alt.Color("verdict:N", scale=alt.Scale(domain=verdicts, range=list(VERDICT_COLOURS.values())),
+                       legend=alt.Legend(orient="bottom", title=None, columns=1))
+    shape = alt.Shape("verdict:N", scale=alt.Scale(domain=verdicts, range=list(VERDICT_SHAPES.values())), legend=None)
+    tips = [alt.Tooltip("budget:Q", format=","), alt.Tooltip("gap:Q", format="+.4f"), alt.Tooltip("low:Q", format="+.4f"),
+            alt.Tooltip("high:Q", format="+.4f"), "seeds:Q", "verdict:N"]
+    base = alt.Chart(df)
+    zero = alt.Chart(pd.DataFrame({"gap": [0.0]})).mark_rule(color="black", strokeDash=[4, 3]).encode(y="gap:Q")
+    return alt.layer(
+        zero,
+        base.mark_rule(strokeWidth=2).encode(x=x, y="low:Q", y2="high:Q", color=colour),
+        base.mark_point(filled=True, size=60).encode(x=x, y=y, color=colour, shape=shape, tooltip=tips),
+    ).properties(width=width, height=height)
+
+
+def figure2(records: list[dict], rule: dict, budgets=None, seeds=None, width: int = 220, height: int = 200):
+    """The two-column figure of ``rule``'s pairs from a sweep's ``records`` (at the chosen rates;
+    ``budgets``: only these target budgets, default all; ``seeds``: only these seeds)."""
+    level = rule["level"]
+    recs = [r for r in pairs.reported(records) if seeds is None or r["seed"] in seeds]
+    require(recs, "figure2: no run at a chosen rate")
+    finished = [r["eval_loss"] for r in recs if r["eval_loss"] is not None and np.isfinite(r["eval_loss"])]
+    lo, hi = min(finished), max(finished)
+    pad = 0.06 * (hi - lo or 1.0)
+    top, bottom = [], []
+    gap_rows = {tuple(p): pairs.points(recs, *p, level, budgets=budgets) for p in rule["pairs"]}
+    ends = [v for rows in gap_rows.values() for r in rows for v in (r["low"], r["high"]) if np.isfinite(v)] + [0.0]
+    gpad = 0.08 * (max(ends) - min(ends) or 0.1)
+    depths = sorted({d for p in rule["pairs"] for d in p})
+    colours = {f"L = {d}": c for d, c in zip(depths, DEPTH_COLOURS)}
+    for shallow, deep in rule["pairs"]:
+        top.append(_panel(recs, shallow, deep, level, budgets, width, height, [lo - pad, hi + pad], colours))
+        bottom.append(_gap_panel(gap_rows[(shallow, deep)], width, int(height * 0.8),
+                                 [min(ends) - gpad, max(ends) + gpad]))
+    return alt.vconcat(alt.hconcat(*top), alt.hconcat(*bottom)).resolve_scale(
+        color="independent", fill="independent", shape="independent").properties(
+        title=alt.Title("Held-out loss of doubling pairs at equal size",
+                        subtitle=[f"points: seed means with {level:.0%} intervals; below: the paired gap",
+                                  f"hollow: width below {WIDE}"], anchor="start"))
