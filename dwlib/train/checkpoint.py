@@ -82,10 +82,12 @@ def _first_line(err: BaseException) -> str:
 
 
 def metric_line(rec: dict) -> str:
-    """One record as a strict JSON line: a non-finite loss becomes null with a ``nonfinite`` flag."""
+    """One record as a strict JSON line: a non-finite loss becomes null with a ``nonfinite`` flag;
+    any other non-finite number (a learning rate past float32's range) becomes null."""
     for name in ("loss", "eval_loss"):
         if name in rec and not math.isfinite(rec[name]):
             rec = {**rec, name: None, "nonfinite": str(rec[name])}  # 'nan', 'inf' or '-inf'
+    rec = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in rec.items()}
     return json.dumps(rec, allow_nan=False)
 
 

@@ -32,6 +32,7 @@ LIMITS = {"depth": 256, "width": 1 << 16, "heads": 1 << 16, "vocab_size": 1 << 2
           "batch_size": 1 << 16, "steps": 10 ** 9, "eval_batches": 10 ** 5, "eval_interval": 10 ** 9,
           "checkpoint_interval": 10 ** 9, "seed": 2 ** 32 - 1}
 MAX_PARAMS = 4 * 10 ** 9  # weights, gradients and AdamW's two moments in float32: 64 GB
+FLOAT32_MAX = 3.4028234663852886e38
 MAX_FLOPS = 10 ** 21  # a training run's total: about a month of one H100 at 400 TFLOP/s
 
 
@@ -76,6 +77,8 @@ class OptimConfig:
             require(isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v),
                     f"{name} must be a finite number, got {shown(v)}")
         require(self.lr > 0, f"lr must be positive, got {self.lr}")
+        require(self.lr <= FLOAT32_MAX, f"lr must be at most {FLOAT32_MAX:.4g} (the largest float32, "
+                                        f"the precision it is applied in), got {self.lr:g}")
         require(0 <= self.warmup < 1, f"warmup must be a fraction in [0, 1), got {self.warmup}")
         require(0 <= self.final_lr_ratio <= 1, f"final_lr_ratio must be in [0, 1], got {self.final_lr_ratio}")
         require(self.weight_decay >= 0, f"weight_decay must be non-negative, got {self.weight_decay}")
