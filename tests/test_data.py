@@ -167,6 +167,26 @@ def test_a_corrupt_cache_is_rebuilt_with_one_line(tmp_path, cache, capsys, damag
     assert again.meta["fingerprint"] == fingerprint  # the same tokenizer and tokens, rebuilt
 
 
+@pytest.mark.parametrize("rewrite", ["shuffled", "past the vocabulary"])
+def test_tokens_rewritten_in_place_are_found_and_rebuilt(tmp_path, cache, capsys, rewrite):
+    """The cache's sizes and headers intact, its tokens changed: the fingerprint (or the
+    vocabulary) finds it before a run trains on other data."""
+    path = str(write_corpus(tmp_path / "c.txt"))
+    corpus = data.load_corpus(path, vocab_size=300)
+    train, fingerprint = np.array(corpus.train), corpus.meta["fingerprint"]
+    arr = np.load(corpus.directory / "train.npy", mmap_mode="r+")
+    arr[:50] = arr[50:100][::-1] if rewrite == "shuffled" else 299 + 1
+    arr.flush()
+    del arr, corpus
+    capsys.readouterr()
+    again = data.load_corpus(path, vocab_size=300)
+    printed = capsys.readouterr().err.strip().splitlines()
+    assert len(printed) == 1 and "is corrupt" in printed[0], printed
+    assert ("fingerprint" if rewrite == "shuffled" else "past the vocabulary") in printed[0]
+    np.testing.assert_array_equal(again.train, train)
+    assert again.meta["fingerprint"] == fingerprint
+
+
 def test_fifos_and_binary_files_are_refused_and_stray_bytes_warned(tmp_path, cache, capsys):
     fifo = tmp_path / "pipe.txt"
     os.mkfifo(fifo)
