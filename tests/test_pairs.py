@@ -208,7 +208,15 @@ def test_the_rule_file_is_the_sweeps():
     assert len(sweep.seeds) == 6 and sweep.select_seeds == 2 and sweep.extend_edges
     assert list(sweep.lrs) == [1e-3, 2e-3, 4e-3] and sweep.exclude == ("diverged-rate",)
     assert sweep.train["final_eval"] == "whole" and sweep.train["sampling"] == "disjoint"
-    assert sweep.tokens_per_run >= 2_000_000
+    assert sweep.tokens_per_run >= 2_000_000 and sweep.steps() * 32 * 64 == r["tokens_per_run"]
+
+
+def test_the_pilot_met_the_power_target_at_the_chosen_length():
+    """The run length of the rule: the pilot's paired half-width at that length within the target."""
+    r = pairs.rule("cpu-pairs")
+    pilot = pairs.pilot(rc.stored_results("cpu-pairs-pilot-2m"), 4, 8, r["level"])
+    assert pilot["tokens"] == r["tokens_per_run"] and pilot["seeds"] == 6
+    assert pilot["half_width"] <= r["half_width_target"]
     with pytest.raises(InputError, match="no declared rule file"):
         pairs.rule("mini")
 
