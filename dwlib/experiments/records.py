@@ -27,7 +27,7 @@ from dwlib.errors import InputError, StateError, require
 from dwlib.experiments import selection
 from dwlib.experiments.presets import WIDE, Sweep
 from dwlib.store import packaged_text
-from dwlib.train.checkpoint import read_metrics
+from dwlib.train.checkpoint import read_metrics, summary_problem
 
 UNRECORDED = ("out_dir", "cache_dir")  # config fields that say where a run was, not what it was
 
@@ -127,6 +127,8 @@ def _check_result(run_dir: Path, result: dict, cfg: dict, losses: list, evals: l
         raise _bad(run_dir, "result.json", f"has an unknown status {status!r}")
     if len(losses) != steps:  # one loss per step (the diverged step's non-finite one included)
         raise _bad(run_dir, "metrics.jsonl", f"holds {len(losses)} training losses for {steps} steps")
+    if (problem := summary_problem(result, losses, evals)) is not None:
+        raise StateError(f"run {run_dir.name}: {problem}")
 
 
 def window(steps: int, points: int = 100) -> int:

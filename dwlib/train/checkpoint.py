@@ -39,6 +39,7 @@ import threading
 from pathlib import Path
 
 import jax
+import numpy as np
 import orbax.checkpoint as ocp
 
 from dwlib.errors import StateError, require
@@ -159,6 +160,25 @@ def metrics_problem(out_dir: Path, step: int, steps: int, eval_interval: int) ->
         return "metrics.jsonl is missing"
     gap = metrics_gap(_records(out_dir / "metrics.jsonl"), step, steps, eval_interval)
     return None if gap is None else f"metrics.jsonl {gap}"
+
+
+def summary_problem(result: dict, losses: list, evals: list) -> str | None:
+    """Why a completed run's summary does not say what its metrics hold, or None: its held-out
+    (and validation) loss must be the last evaluation's, its training loss the mean of the last
+    20 steps' losses (as both trainers compute it)."""
+    if result.get("status") != "completed" or not evals:
+        return None
+    last, finite = evals[-1], [v for v in losses if math.isfinite(v)]
+    checks = [("eval_loss", result.get("eval_loss"), last.get("eval_loss")),
+              ("train_loss", result.get("train_loss"), float(np.mean(finite[-20:])) if finite else None)]
+    if "select_loss" in last or result.get("select_loss") is not None:
+        checks.append(("select_loss", result.get("select_loss"), last.get("select_loss")))
+    for name, stored, measured in checks:
+        same = stored == measured or (isinstance(stored, float) and isinstance(measured, float)
+                                      and math.isclose(stored, measured, rel_tol=1e-9, abs_tol=1e-12))
+        if not same:
+            return f"result.json's {name} {stored} is not the {measured} its metrics.jsonl holds"
+    return None
 
 
 def _records(path: Path) -> list:

@@ -35,7 +35,8 @@ from dwlib.errors import StateError
 from dwlib.store import exclusive
 from dwlib.train import batches
 from dwlib.train import data as data_lib
-from dwlib.train.checkpoint import RunDir, check_out_dir, check_run_dir, metrics_problem, read_json, read_metrics
+from dwlib.train.checkpoint import (RunDir, check_out_dir, check_run_dir, metrics_problem, read_json, read_metrics,
+                                    summary_problem)
 from dwlib.train.config import TrainConfig, check_same_run
 from dwlib.train.model import init_params, parameter_counts
 from dwlib.train.process import data_devices, prepare_process
@@ -148,7 +149,12 @@ def _result_problem(done: dict, out: Path, cfg: TrainConfig) -> str | None:
     if done["status"] == "completed":
         if not (isinstance(done["eval_loss"], float) and math.isfinite(done["eval_loss"])):
             return "result.json has no final evaluation"
-        return metrics_problem(out, cfg.steps, cfg.steps, cfg.eval_interval)
+        if (problem := metrics_problem(out, cfg.steps, cfg.steps, cfg.eval_interval)) is not None:
+            return problem
+        try:
+            return summary_problem(done, *read_metrics(out))
+        except (OSError, ValueError) as err:
+            return f"its metrics cannot be read ({err})"
     if done["status"] == "diverged":
         try:
             ok = done["steps_done"] == done["diverged_step"] == len(read_metrics(out)[0])
