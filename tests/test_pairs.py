@@ -234,3 +234,21 @@ def test_figure2_draws_each_pairs_points_and_paired_intervals_by_the_rule():
         sorted((p["target_budget"], round(p["mean"], 9), round(p["low"], 9)) for p in want)
     assert {d["verdict"] for d in drawn} == {pairs.WORSE, pairs.BETTER}
     assert len(spec["vconcat"]) == 2 and all(len(row["hconcat"]) == 2 for row in spec["vconcat"])
+
+
+def test_the_verdict_sentences_follow_the_rule(monkeypatch):
+    from dwlib.book import pairs_verdicts as pv
+    crossing = {1e5: [0.10, 0.11, 0.12, 0.09, 0.10, 0.11], 2e5: [0.05, 0.06, 0.04, 0.05, 0.06, 0.05],
+                4e5: [-0.03, -0.04, -0.02, -0.03, -0.04, -0.03]}
+    recs = _records(crossing, 2, 4)
+    recs += [{**x, "depth": 8, "width": 64, "eval_loss": x["eval_loss"] + 0.1} for x in recs if x["depth"] == 4]
+    monkeypatch.setattr(pv, "stored_results", lambda name: recs)
+    out = pv.read("cpu-pairs")
+    assert out["budgets"] == [1e5, 2e5, 4e5] and out["power"]["points"] == 6
+    first, second = out["pairs"]
+    assert pv.transition_sentence(first).startswith("4 against 2 layers: a transition between 200K and 400K")
+    assert pv.regime_sentence(first) == ("4 layers against 2: the deeper network is better at 400K "
+                                         "and no better at 100K and 200K.")
+    assert pv.transition_sentence(second) == "8 against 4 layers: no transition within the range, by the declared rule."
+    assert pv.regime_sentence(second).startswith("8 layers against 4: the deeper network is no better at every size "
+                                                 "measured (100K, 200K and 400K); it is worse at")
