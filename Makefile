@@ -44,10 +44,11 @@ pdf: setup $(CHROMIUM)
 	mkdir -p _build/pdf
 	CHROMIUM=$(CHROMIUM) $(PY) scripts/build_pdf.py _build/singlehtml _build/pdf/book.pdf
 
-# Re-execute every notebook in place (outputs and widget state are committed; nbval compares them).
+# Re-execute every notebook in place (outputs and widget state are committed; nbval compares them),
+# and store the results of the prose's inline expressions ({eval}) in their markdown cells, which
+# the book and JupyterLab show (scripts/execute_notebooks.py; nbconvert would leave them stale).
 execute: setup
-	for nb in $(NOTEBOOKS); do $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
-	  --ExecutePreprocessor.timeout=900 "$$nb"; done
+	$(PY) scripts/execute_notebooks.py $(NOTEBOOKS)
 
 # Two workers (pytest-xdist), one test file each at a time: the suite is mostly XLA compiles
 # and subprocesses, which leave a core idle when run one after another.

@@ -13,6 +13,8 @@
   ("Figure 3.2", a link). Not numref itself: jupyterlab-myst resolves references only among
   markdown cells, so a numref to a figure named in a code cell's metadata logs "Cross
   reference target was not found" there; a role it does not know, it shows as text.
+- Loads dwbook_eval: the ``{eval}`` role renders the result stored in its markdown cell, the
+  number JupyterLab shows (the chapters quote every computed number that way).
 """
 
 from docutils import nodes
@@ -48,6 +50,7 @@ def _figref(name, rawtext, text, lineno, inliner, options=None, content=None):
 
 
 def setup(app):
+    app.setup_extension("dwbook_eval")
     app.add_role("figref", _figref)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.add_js_file("mathjax2-shim.js", priority=100)

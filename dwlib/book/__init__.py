@@ -2,9 +2,11 @@
 
 - :func:`setup` enables the offline chart renderer and returns the environment report
   (printed at the top of each chapter).
-- :func:`glue` hands a computed value to the prose (myst-nb's ``{glue}`` roles) so that no
-  number in the text is typed by hand. Outside a book build (Colab, where myst-nb is not
-  installed) it does nothing but return the value.
+- :func:`glue_all` hands a chapter's computed values to its prose, so that no number in the
+  text is typed by hand: the prose quotes each as ``{eval}`glued["name:spec"]``` (see
+  :mod:`dwlib.book.prose`), where ``glued`` is what :func:`glue_all` returns. Each value is also
+  saved as a myst-nb glue output (:func:`glue`), which nbval compares with a fresh run; outside a
+  book build (Colab, where myst-nb is not installed) only the first happens.
 - ``dwlib.book.<chapter>`` modules compute a chapter's numbers and tables (the bookkeeping
   that used to sit in the notebooks' cells), and hand them to the prose with :func:`glue_all`.
 """
@@ -14,10 +16,10 @@ from __future__ import annotations
 import html
 import textwrap
 
-import IPython.display
 import pandas as pd
 
 from dwlib import env, fmt
+from dwlib.book.prose import format_value
 from dwlib.viz import render
 
 try:
@@ -59,41 +61,68 @@ class Table:
 
 
 def glue(name: str, value, display: bool = False) -> None:
-    """Make ``value`` available to the prose as ``{glue:text}`name```, its real numbers kept to
-    :data:`dwlib.fmt.STABLE_DIGITS` significant digits (:func:`dwlib.fmt.stable`: the saved
-    value must not depend on the CPU's last bit).
+    """Save ``value`` as a myst-nb glue output named ``name`` (what nbval compares with a fresh
+    run), its real numbers kept to :data:`dwlib.fmt.STABLE_DIGITS` significant digits
+    (:func:`dwlib.fmt.stable`: the saved value must not depend on the CPU's last bit), and add it
+    to :data:`GLUED`.
 
     Returns None, so that a cell ending in a glue call prints nothing.
     """
+    value = GLUED[name] = fmt.stable(value)
     if _myst_glue is not None:
-        _myst_glue(name, fmt.stable(value), display=display)
+        _myst_glue(name, value, display=display)
 
 
-class Numbers(dict):
-    """A chapter's glued numbers, displayed as a table of names and values.
+class Text(str):
+    """A number as the prose shows it. IPython writes it without quotes (its text/plain is the
+    text itself), so that every front end shows the same characters."""
 
-    The book puts each value in its sentence; JupyterLab (whose MyST renderer has no glue
-    roles) shows a role as its name, so the glue cell's output lists every name beside its
-    value. The book removes that output (the cell's ``remove-output`` tag).
-    """
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
 
-    def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td>{html.escape(fmt.value(v, 6))}</td></tr>"
-                       for k, v in self.items())
-        return (f'<table class="dw-numbers"><caption>The numbers the text quotes, by name</caption>'
-                f"<thead><tr><th>name</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>")
+
+class NotGlued(KeyError):
+    """An expression quotes a name that no cell has glued yet in this kernel."""
+
+    def __str__(self) -> str:
+        return (f"{self.args[0]!r} is not glued yet in this kernel: run the cell that computes it "
+                "(Run All runs every cell first)")
+
+
+class Glued:
+    """Every value glued so far in this kernel, by name, for the prose's inline expressions:
+    ``glued["name"]`` or ``glued["name:.1f"]`` is the text the prose shows (a :class:`Text`),
+    formatted as myst-nb's ``{glue:text}`name:.1f``` role would (:func:`dwlib.book.prose.format_value`)."""
+
+    def __init__(self):
+        self.values: dict = {}
+
+    def __setitem__(self, name: str, value) -> None:
+        self.values[name] = value
+
+    def __getitem__(self, ref: str) -> Text:
+        name, _, spec = ref.partition(":")
+        if name not in self.values:
+            raise NotGlued(name)
+        return Text(format_value(self.values[name], spec))
+
+    def __contains__(self, name) -> bool:
+        return name in self.values
+
+    def __len__(self) -> int:
+        return len(self.values)
 
     def __repr__(self) -> str:
-        return "\n".join(f"{k} = {fmt.value(v, 6)}" for k, v in self.items())
+        return f"<{len(self.values)} glued values: glued[\"name\"] or glued[\"name:spec\"] as the prose shows them>"
 
 
-def glue_all(values: dict) -> None:
-    """Show a chapter's numbers as a :class:`Numbers` table (for readers of the notebook
-    itself), then glue every ``name: value`` (:func:`glue` for each).
+#: the kernel's glued values (one chapter per kernel): what :func:`glue_all` returns
+GLUED = Glued()
 
-    The table comes first: JupyterLab folds a cell's outputs after its fiftieth, and each
-    glued value is an output of its own.
-    """
-    IPython.display.display(Numbers(values))
+
+def glue_all(values: dict) -> Glued:
+    """Glue every ``name: value`` (:func:`glue`) and return :data:`GLUED`, every value glued so
+    far, which the chapter keeps as ``glued`` for its prose: ``glued = glue_all(...)``."""
     for name, value in values.items():
         glue(name, value)
+    return GLUED
