@@ -5,8 +5,9 @@
 
 One value says where the book's repository lies: ``repository.url`` in _config.yml (the launch
 button uses it too). The first cell of every chapter, which installs dwlib on Colab, is written
-from it and from dwlib's jax floor in pyproject.toml; ``sync`` rewrites that cell's source and the
-notebook's Colab TPU type and leaves every other byte of the file (outputs included) as it is.
+from it and from dwlib's jax floor in pyproject.toml; ``sync`` rewrites that cell's source, keeps
+it collapsed in JupyterLab (``jupyter.source_hidden`` in its metadata) and sets the notebook's
+Colab TPU type, and leaves every other byte of the file (outputs included) as it is.
 
 :func:`write` drafts a new chapter from a list of (kind, source[, tags]) cells, with the book's
 standard first cells (Colab install, set-up) and Colab metadata (TPU runtime); after that the
@@ -16,6 +17,7 @@ standard first cells (Colab install, set-up) and Colab metadata (TPU runtime); a
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import re
 import sys
@@ -30,6 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # The TPU type Colab writes for "v5e-1" (TPU v2-8, "V28", is retired).
 TPU_TYPE = "V5E1"
 INSTALL_TAGS = ["remove-cell", "nbval-skip"]
+# Collapsed in JupyterLab and Notebook 7 (its source hidden, its first line shown): a reader
+# meets the chapter, not 25 lines of Colab set-up. The book removes it; Colab runs it first.
+INSTALL_METADATA = {"jupyter": {"source_hidden": True}}
 
 # Self-contained (dwlib is not installed when it runs); plain Python, so that tests can run it.
 COLAB_TEMPLATE = '''\
@@ -122,7 +127,7 @@ def notebook(cells):
         "accelerator": "TPU",
         "colab": {"provenance": [], "gpuType": TPU_TYPE},
     })
-    out = [nbformat.v4.new_code_cell(colab_cell(), metadata={"tags": list(INSTALL_TAGS)})]
+    out = [nbformat.v4.new_code_cell(colab_cell(), metadata={"tags": list(INSTALL_TAGS), **copy.deepcopy(INSTALL_METADATA)})]
     for cell in cells:
         kind, source, *rest = cell
         tags = rest[0] if rest else []
@@ -158,6 +163,8 @@ def synced(path: Path, source: str) -> tuple[str, str]:
     if first.get("cell_type") != "code" or not set(INSTALL_TAGS) <= set(first.get("metadata", {}).get("tags", [])):
         raise ConfigError(f"{path}: the first cell is not the Colab install cell (tags {INSTALL_TAGS})")
     first["source"] = source.splitlines(keepends=True)
+    for key, value in INSTALL_METADATA.items():
+        first["metadata"].setdefault(key, {}).update(value)
     meta.setdefault("colab", {})["gpuType"] = TPU_TYPE
     meta["accelerator"] = "TPU"
     return text, dumps(nb)

@@ -9,10 +9,14 @@
   tag). A display that Sphinx numbers (a labelled ``$$ ... $$ (label)`` or an unstarred amsmath
   environment such as ``\\begin{equation}``) would show a second number beside a tag, or a
   number that collides with the paper's.
-- Every ``{glue:text}`name``` in a chapter's prose is glued by that chapter: its name is a
-  string in the chapter's code (dwlib/book/*.py or the notebook's code cells), and the
-  notebook's saved outputs hold it (so the saved notebook, re-executed by ``make execute``,
+- Every number in a chapter's prose, ``{eval}`glued["name:spec"]```, is glued by that chapter:
+  its name is a string in the chapter's code (dwlib/book/*.py or the notebook's code cells), and
+  the notebook's saved outputs hold it (so the saved notebook, re-executed by ``make execute``,
   matches its prose).
+- What JupyterLab and the book show of it, the result stored in the markdown cell's metadata,
+  is the saved glue output (which nbval compares with a fresh run) formatted exactly as myst-nb's
+  ``{glue:text}`` role formats it, glued before the cell that quotes it, and no ``{glue}`` role
+  is left (JupyterLab shows its name): :func:`dwlib.book.prose.problems`.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ OWN_TAG = re.compile(r"[A-Z]\d+")            # the book's own: a chapter letter 
 TAG = re.compile(r"\\tag\*?\{([^}]*)\}")
 DISPLAY = re.compile(r"\$\$(.*?)\$\$([^\n]*)", re.S)
 NUMBERED_ENV = re.compile(r"\\begin\{(equation|align|alignat|gather|multline|flalign|eqnarray)\}")
-GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`([^`:<]+)")
+GLUE_ROLE = re.compile(r'\{eval\}`glued\["([^"`:]+)')
 
 
 def _markdown(path: Path) -> list[str]:
@@ -121,6 +125,38 @@ def test_glued_names_are_in_the_saved_outputs(path):
     used = {n.strip() for text in _markdown(path) for n in GLUE_ROLE.findall(text)}
     missing = sorted(used - _saved_glue(path))
     assert not missing, f"{path.name}: not glued in the saved outputs (re-execute the notebook): {missing}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_the_prose_shows_its_saved_numbers(path):
+    """Every inline expression has a stored result, that result is its glued value formatted, the
+    value is glued before the prose quotes it, and no glue role is left (dwlib.book.prose)."""
+    from dwlib.book import prose
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert any(prose.expressions("".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "markdown")
+    found = prose.problems(nb)
+    assert not found, f"{path.name}:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_the_prose_formats_as_myst_nb_glue_did(path):
+    """dwlib's formatting of a glued value (the kernel's, in JupyterLab) is myst-nb's
+    ``{glue:text}`` formatting, for every expression of the book: an independent check of
+    :func:`dwlib.book.prose.format_value` against the formatter the book used before."""
+    from myst_nb.core.variables import format_plain_text
+
+    from dwlib.book import prose
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    glued = prose.glue_outputs(nb)
+    differ = []
+    for _, expr, text in prose.expected(nb):
+        name, spec = prose.parse(expr)
+        theirs = format_plain_text(glued[name][1], spec or "s")
+        if text != theirs:
+            differ.append(f"{expr}: dwlib {text!r}, myst-nb {theirs!r}")
+    assert not differ, f"{path.name}: {differ}"
 
 
 # ---------------------------------------------------------------------------------------------

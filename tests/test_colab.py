@@ -52,11 +52,15 @@ def test_each_install_cell_is_the_one_written_from_the_config(nb):
     assert f'SOURCE = "{PACKAGE} @ git+{URL}"' in nn.colab_cell() and f'JAX_FLOOR = "{JAX}"' in nn.colab_cell()
     assert notebook["metadata"]["accelerator"] == "TPU"
     assert notebook["metadata"]["colab"]["gpuType"] == nn.TPU_TYPE == "V5E1"  # TPU v5e-1
+    # first, and collapsed in JupyterLab (tests/live checks that JupyterLab shows it so)
+    assert notebook["cells"][0]["metadata"]["jupyter"] == {"source_hidden": True}
+    assert set(nn.INSTALL_TAGS) <= set(notebook["cells"][0]["metadata"]["tags"])
 
 
 def test_a_drafted_chapter_gets_the_same_cell_and_runtime():
     nb = nn.notebook([("md", "# A chapter"), ("setup", "")])
     assert nb.cells[0].source == nn.colab_cell()
+    assert nb.cells[0].metadata["jupyter"] == {"source_hidden": True}
     assert nb.metadata["colab"]["gpuType"] == "V5E1" and nb.metadata["accelerator"] == "TPU"
 
 
@@ -105,6 +109,16 @@ def test_a_new_url_makes_the_cells_stale_and_sync_rewrites_only_them(tmp_path):
         after["cells"][0]["source"] = before[p]["cells"][0]["source"]
         assert after == before[p]  # outputs, metadata, other cells: untouched
     assert nn.sync(paths, check=True, root=tmp_path) == []
+
+
+def test_sync_collapses_an_install_cell_that_is_not(tmp_path):
+    paths = _book_copy(tmp_path, URL)
+    nb = json.loads(paths[0].read_text())
+    del nb["cells"][0]["metadata"]["jupyter"]
+    paths[0].write_text(nn.dumps(nb))
+    assert nn.sync(paths, check=True, root=tmp_path) == [paths[0]]
+    nn.sync(paths, root=tmp_path)
+    assert json.loads(paths[0].read_text())["cells"][0]["metadata"]["jupyter"] == {"source_hidden": True}
 
 
 def test_sync_round_trips_an_up_to_date_notebook_byte_for_byte(tmp_path):

@@ -151,11 +151,42 @@ def corollary2_table() -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 # The numbers the prose quotes
 
-def numbers(one_layer: dict, special: pd.DataFrame, stored: pd.DataFrame) -> dict:
-    """The chapter's glued numbers, from the live checks' results and the stored data."""
+def one_layer_numbers(one_layer: dict) -> dict:
+    """The numbers the prose quotes from :func:`one_layer_check`'s result."""
+    return {
+        "pf_ol_w": one_layer["width"], "pf_ol_h": one_layer["heads"], "pf_ol_terms": one_layer["terms"][0],
+        "pf_ol_tol": ONE_LAYER_TOL,
+        "pf_ol_ok": "reproduces" if one_layer[f"sum equals the layer (relative difference < {ONE_LAYER_TOL:g})"] else "does not reproduce",
+    }
+
+
+def stored_numbers(stored: pd.DataFrame) -> dict:
+    """The numbers the prose quotes from :func:`stored_against_count`'s table."""
+    d1 = stored[(stored["depth L"] == 1) & (stored["heads H"] == 1)]
+    return {
+        "pf_st_n": len(stored), "pf_st_all": "all" if bool(stored["rank <= (d_x + H)^C"].all()) else "not all",
+        "pf_st_d1_eq": "equals" if bool((d1["measured rank"] == d1["(d_x + H)^C"]).all()) else "does not equal",
+        "pf_st_d1_n": len(d1),
+    }
+
+
+def special_numbers(special: pd.DataFrame) -> dict:
+    """The numbers the prose quotes from :func:`generic_and_special`'s table."""
+    two_cases = special.set_index("depth L")
+    return {
+        "pf_gs_rand1": two_cases.loc[1, "random weights"][0], "pf_gs_ones1": int(two_cases.loc[1, "all weights 1"]),
+        "pf_gs_rand2": two_cases.loc[2, "random weights"][0], "pf_gs_ones2": int(two_cases.loc[2, "all weights 1"]),
+        "pf_gs_cap2": int(two_cases.loc[2, "grid cap"]), "pf_gs_lo2": float(two_cases.loc[2, "eq. (7) lower, as a rank"]),
+        "pf_gs_agree": "agree" if all(len(set(r)) == 1 for r in special["random weights"]) else "do not agree",
+    }
+
+
+def numbers() -> dict:
+    """The rest of the chapter's glued numbers: the counts, the bounds and the stored data. (Those
+    of the live checks come from :func:`one_layer_numbers`, :func:`stored_numbers` and
+    :func:`special_numbers`, each glued right after its check, before the prose quotes it.)"""
     data = seprank_sweep.load()
     v = {(m["varies"], m["positions"]): m["rank"] for m in data["variants"]}
-    d1 = stored[(stored["depth L"] == 1) & (stored["heads H"] == 1)]
     counts = lower_count_table(depths=range(2, 30))
     t1, t2 = counts[counts.theorem.str.startswith("1")], counts[counts.theorem.str.startswith("2")]
     slope_count = float(counts["log3 C(n+k-1, k)"].iloc[-1] - counts["log3 C(n+k-1, k)"].iloc[-2])
@@ -163,18 +194,7 @@ def numbers(one_layer: dict, special: pd.DataFrame, stored: pd.DataFrame) -> dic
     nd = n_dependence()
     c2 = [proofs.corollary2_beta2(*shape) for shape in DEEP.values()]
     bert = c2[0]
-    two_cases = special.set_index("depth L")
     return {
-        "pf_ol_w": one_layer["width"], "pf_ol_h": one_layer["heads"], "pf_ol_terms": one_layer["terms"][0],
-        "pf_ol_tol": ONE_LAYER_TOL,
-        "pf_ol_ok": "reproduces" if one_layer[f"sum equals the layer (relative difference < {ONE_LAYER_TOL:g})"] else "does not reproduce",
-        "pf_st_n": len(stored), "pf_st_all": "all" if bool(stored["rank <= (d_x + H)^C"].all()) else "not all",
-        "pf_st_d1_eq": "equals" if bool((d1["measured rank"] == d1["(d_x + H)^C"]).all()) else "does not equal",
-        "pf_st_d1_n": len(d1),
-        "pf_gs_rand1": two_cases.loc[1, "random weights"][0], "pf_gs_ones1": int(two_cases.loc[1, "all weights 1"]),
-        "pf_gs_rand2": two_cases.loc[2, "random weights"][0], "pf_gs_ones2": int(two_cases.loc[2, "all weights 1"]),
-        "pf_gs_cap2": int(two_cases.loc[2, "grid cap"]), "pf_gs_lo2": float(two_cases.loc[2, "eq. (7) lower, as a rank"]),
-        "pf_gs_agree": "agree" if all(len(set(r)) == 1 for r in special["random weights"]) else "do not agree",
         "pf_cnt_ok": "agree" if bool((count_table()["listed"] == count_table()["C(n+k-1, k)"]).all()) else "disagree",
         "pf_cnt_n": COUNT_WIDTH, "pf_cnt_h": COUNT_HEADS, "pf_cnt_nvars": (COUNT_WIDTH - COUNT_HEADS) // 2,
         "pf_t1_below": "lies below" if bool((t1["count minus bound"] >= -1e-9).all()) else "does not lie below",

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dwlib.core import bounds
+from dwlib.experiments import seprank_sweep
 
 
 def rank_frame(data: dict) -> pd.DataFrame:
@@ -29,6 +30,12 @@ def chapter(data: dict):
         tables[name] = table
         numbers.update(values)
     return tables, numbers
+
+
+def numbers(data: dict | None = None) -> dict:
+    """Every number the chapter's prose quotes from the stored sweep ``data`` (default: the
+    packaged one), as :func:`chapter` computes them."""
+    return chapter(seprank_sweep.load() if data is None else data)[1]
 
 
 def live_numbers(live: dict) -> dict:
