@@ -255,6 +255,22 @@ def _drop_closed_loop(unraisable) -> None:
         _drop_closed_loop.passed_on(unraisable)
 
 
+# Written into a checkpoint before orbax renames it into place: a step directory without it is one
+# that orbax had begun to delete, file by file, when its process was stopped.
+_STEP_METADATA = "_CHECKPOINT_METADATA"
+
+
+def _finish_deleting(folder: Path) -> None:
+    """Remove the step directories of ``folder`` that orbax was deleting (an old checkpoint past
+    ``max_to_keep``) when the process was stopped: orbax would list them as checkpoints and warn
+    that their metadata is missing. A committed checkpoint is never touched."""
+    if not folder.is_dir():
+        return
+    for step in folder.iterdir():
+        if step.name.isdigit() and step.is_dir() and not (step / _STEP_METADATA).exists():
+            shutil.rmtree(step, ignore_errors=True)
+
+
 class RunDir:
     """The files of one run as it trains (the lead process writes; on other hosts a no-op).
     Create it while holding the run's lock (:func:`dwlib.store.exclusive` on ``.lock``)."""
@@ -265,6 +281,7 @@ class RunDir:
         self.path, self.lead, self.config, self.data = path, lead, config, data
         if lead:
             write_text(path / "config.json", json.dumps(config, indent=2, allow_nan=False) + "\n")
+            _finish_deleting(path / "checkpoints")
         self.manager = ocp.CheckpointManager(path / "checkpoints", options=ocp.CheckpointManagerOptions(
             max_to_keep=2, enable_async_checkpointing=False, cleanup_tmp_directories=lead))
         self.metrics = None
