@@ -128,6 +128,17 @@ def test_glued_names_are_in_the_saved_outputs(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_glued_names_are_not_words(path):
+    """Every glued name has an underscore, so that it is never a word of the prose: the live
+    test fails when a glued name shows in the rendered text (a name such as "lr" or "widest"
+    would be found in sentences that merely use the word)."""
+    from dwlib.book import prose
+
+    words = sorted(n for n in prose.glue_outputs(json.loads(path.read_text(encoding="utf-8"))) if "_" not in n)
+    assert not words, f"{path.name}: glued names without an underscore: {words}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_the_prose_shows_its_saved_numbers(path):
     """Every inline expression has a stored result, that result is its glued value formatted, the
     value is glued before the prose quotes it, and no glue role is left (dwlib.book.prose)."""

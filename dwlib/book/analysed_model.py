@@ -81,7 +81,7 @@ def counting(depths=(1, 2, 3, 4), positions=(2, 3)):
         ["depth L", "positions N"])
     numbers = {"count_ok": "yes" if (counts["C read back: log_N(output)"] == counts["(3^L - 1)/2"]).all() else "no",
                "count_big": int(counts.loc[(4, 2), "network output = number of terms"]),
-               "c4": analysed.summed_indices(4)}
+               "count_c4": analysed.summed_indices(4)}
     return counts, numbers
 
 

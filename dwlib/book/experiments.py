@@ -241,8 +241,8 @@ def _mini_numbers() -> dict:
               for k, d in (("all", list(preset.depths)), ("deep", [L for L in preset.depths if L >= 2]))}
     out = {
         "n_runs": len(records), "n_planned": len(preset.configs()),
-        "seeds_complete": int(sum(seeds_done == len(preset.points()))), "lr": records[0]["config"]["lr"],
-        "largest_budget_k": max(r["budget"] for r in records) / 1e3, "widest": max(widths),
+        "seeds_complete": int(sum(seeds_done == len(preset.points()))), "common_lr": records[0]["config"]["lr"],
+        "largest_budget_k": max(r["budget"] for r in records) / 1e3, "widest_width": max(widths),
         "lth_narrowest": float(bounds.depth_threshold(min(widths))),
         "lth_widest": float(bounds.depth_threshold(max(widths))),
         "tokens_per_param_top": records[0]["tokens"] / max(r["budget"] for r in records),

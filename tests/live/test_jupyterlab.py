@@ -3,11 +3,15 @@
 Starts JupyterLab from the project's environment on a copy of the book's notebooks and drives
 it with Playwright and Debian's Chromium (never a downloaded browser). Per chapter:
 
-- opened from disk, before it runs (JupyterLab treats it as untrusted): MyST markdown is
-  rendered by jupyterlab-myst (no raw ``{role}`` text), every chart is drawn from its saved
-  output, every explorer shows its saved snapshot, and every glued number is readable;
-- Run All: every cell runs, no error output, every chart is drawn again, every explorer is a
-  live widget, and moving each of its controls changes its panel;
+- opened from disk, before it runs (JupyterLab treats it as untrusted): the Colab install cell
+  is collapsed, MyST markdown is rendered by jupyterlab-myst (no raw ``{role}`` text), every
+  chart is drawn from its saved output, every explorer shows its saved snapshot, and the prose
+  shows its numbers: the visible text of the rendered markdown holds no glued name, and every
+  number it quotes is the saved glue output formatted as the book formats it;
+- Run All: every cell runs, no error output, every chart is drawn again, the prose's numbers are
+  evaluated again in the kernel and read the same (no glued name; each number that nbval checks
+  equals the saved one), every explorer is a live widget, and moving each of its controls
+  changes its panel;
 - throughout: no request leaves localhost, no page error, no console error.
 
 `make live` runs it in a network namespace with only loopback where it can (root and iproute2:
@@ -34,7 +38,10 @@ from urllib.parse import urlparse
 
 import pytest
 from conftest import LOCAL_HOSTS  # tests/conftest.py, which also holds the `browser` fixture
+from myst_nb.core.variables import format_plain_text  # how the book formats a glued value
 from playwright.sync_api import expect
+
+from dwlib.book import prose
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p.name for p in (ROOT / "book").glob("*.ipynb"))
@@ -123,23 +130,38 @@ def _watch(page, problems: list) -> None:
     page.on("websocket", lambda ws: on_request(ws))
 
 
-# The notebook panel's model, read in the page through the app JupyterLab exposes.
+# The notebook panel's model, read in the page through the app JupyterLab exposes. For a
+# markdown cell, what a reader sees: the visible text of its rendered input (the widget
+# jupyterlab-myst renders into the input area, not the hidden editor beside it), and the text of
+# each inline expression it shows (jupyterlab-myst writes a text/plain result as a bare <span>;
+# the bare spans inside a formula or a code block are not counted).
 _CELLS_JS = """() => {
   const nb = window.jupyterapp.shell.currentWidget.content;
-  return nb.widgets.map(cell => ({
-    type: cell.model.type,
-    count: cell.model.type === 'code' ? cell.model.executionCount : null,
-    outputs: cell.model.type === 'code' ? cell.model.outputs.toJSON().map(o => ({
-      type: o.output_type, mimes: Object.keys(o.data || {}), ename: o.ename || null,
-      evalue: o.evalue || null})) : [],
-    text: cell.node.innerText,
-  }));
+  return nb.widgets.map(cell => {
+    const shown = cell.model.type === 'markdown' && cell.rendered && cell.inputArea.renderedInput
+      ? cell.inputArea.renderedInput.node : null;
+    return {
+      type: cell.model.type,
+      count: cell.model.type === 'code' ? cell.model.executionCount : null,
+      outputs: cell.model.type === 'code' ? cell.model.outputs.toJSON().map(o => ({
+        type: o.output_type, mimes: Object.keys(o.data || {}), ename: o.ename || null,
+        evalue: o.evalue || null})) : [],
+      inputHidden: cell.inputHidden,
+      trusted: cell.model.trusted,
+      text: shown ? shown.innerText : null,
+      values: shown ? [...shown.querySelectorAll('span')].filter(s => !s.attributes.length
+        && !s.children.length && !s.closest('.katex, math, pre, code')).map(s => s.innerText) : null,
+    };
+  });
 }"""
 
 # Per chart, the items of its data marks (Vega's role-mark groups: not axes, legends or titles).
 _CHARTS_JS = """() => [...window.jupyterapp.shell.currentWidget.node.querySelectorAll('.jp-RenderedVegaLite')].map(c =>
   c.querySelectorAll('svg.marks g.role-mark > path, svg.marks g.role-mark > line,'
     + ' svg.marks g.role-mark > text, svg.marks g.role-mark > rect').length)"""
+# What jupyterlab-myst writes as a bare <span>: an inline expression's result, and the text of a
+# role it does not know (the book's {figref}).
+BARE_SPAN = re.compile(r"\{(eval|figref)\}`([^`]*)`")
 # A MyST role left as text: what a plain Markdown renderer shows of {glue:text}`x` ("{glue:text}x").
 RAW_ROLE = re.compile(r"\{(glue(:\w+)?|cite(:\w+)?|eq|doc|ref|numref|math|sub|sup)\}")
 
@@ -159,15 +181,56 @@ def _open(page, lab: str, name: str):
 
 
 def _expected(name: str) -> dict:
-    """What the saved notebook holds: its chart and widget outputs, its glued names."""
+    """What the saved notebook holds: its chart and widget outputs, its glued names, and per
+    markdown cell the texts its inline expressions must show, computed from the saved glue
+    outputs as the book's ``{glue:text}`` formatted them (myst-nb's own formatter), with those
+    glued by a cell nbval does not compare (a timing, say) apart."""
     nb = json.loads((ROOT / "book" / name).read_text())
-    charts = widgets = glue_cells = 0
+    charts = widgets = 0
     for cell in nb["cells"]:
         mimes = [k for out in cell.get("outputs", []) for k in out.get("data", {})]
         charts += mimes.count("application/vnd.vegalite.v5+json")
         widgets += mimes.count("application/vnd.jupyter.widget-view+json")
-        glue_cells += any(k.startswith("application/papermill.record/") for k in mimes)
-    return {"charts": charts, "widgets": widgets, "glue_cells": glue_cells}
+    glued = prose.glue_outputs(nb)
+    unchecked = {n for n, (i, _) in glued.items()
+                 if {"nbval-ignore-output", "nbval-skip"} & set(nb["cells"][i]["metadata"].get("tags", []))}
+    values = {}
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        values[i] = []
+        for role, body in BARE_SPAN.findall("".join(cell["source"])):
+            if role == "eval":
+                name, spec = prose.parse(body) or (body, "")
+                values[i].append((name, format_plain_text(glued[name][1], spec or "s") if name in glued else None))
+            else:  # a role jupyterlab-myst does not know: it shows the role's text
+                values[i].append((None, body))
+    return {"charts": charts, "widgets": widgets, "names": sorted(glued), "unchecked": unchecked,
+            "values": values}
+
+
+def _prose_problems(cells: list, expected: dict, when: str) -> list:
+    """Where the visible prose of a chapter shows a glued name instead of its value, or a number
+    other than the saved one (only those nbval checks, after Run All)."""
+    names = re.compile(r"(?<![\w])(" + "|".join(map(re.escape, expected["names"])) + r")(?![\w])")
+    found = []
+    for i, cell in enumerate(cells):
+        if cell["type"] != "markdown":
+            continue
+        if cell["text"] is None:
+            found.append(f"cell {i}: not rendered")
+            continue
+        shown = [m.group(0) for m in names.finditer(cell["text"])] if expected["names"] else []
+        if shown:
+            found.append(f"cell {i} shows glued names {shown}: {cell['text'][:160]!r}")
+        want = expected["values"].get(i, [])
+        if len(cell["values"]) != len(want):
+            found.append(f"cell {i}: {len(cell['values'])} numbers shown, {len(want)} quoted: {cell['values']}")
+            continue
+        found += [f"cell {i}: {name or 'a role'} shows {got!r}, the saved output gives {text!r}"
+                  for (name, text), got in zip(want, cell["values"])
+                  if got != text and not (when == "after Run All" and name in expected["unchecked"])]
+    return [f"{when}: {p}" for p in found]
 
 
 def _wait_charts(page, n: int) -> list:
@@ -183,28 +246,38 @@ def test_chapter_live(lab, browser, name):
     _watch(page, problems)
     try:
         panel = _open(page, lab, name)
-        # Before it runs (untrusted): MyST rendered, charts from saved outputs, snapshots.
+        # Before it runs (untrusted): Colab cell collapsed, MyST rendered with its numbers,
+        # charts from saved outputs, snapshots.
+        page.wait_for_function(f"() => ({_CELLS_JS})().every(c => c.type !== 'markdown' || c.text)",
+                               timeout=60_000)
         cells = page.evaluate(_CELLS_JS)
+        if not (cells[0]["type"] == "code" and cells[0]["inputHidden"]):
+            problems.append("the Colab install cell (the first) is not collapsed")
         raw = [c["text"][:80] for c in cells if c["type"] == "markdown" and RAW_ROLE.search(c["text"])]
         assert not raw, f"MyST roles not rendered in JupyterLab: {raw}"
+        problems += _prose_problems(cells, expected, "before Run All")
         if expected["charts"]:
             drawn = _wait_charts(page, expected["charts"])
             assert len(drawn) == expected["charts"] and all(drawn), f"charts before running: {drawn}"
-        # every glue cell lists its numbers; every explorer shows its snapshot (untrusted)
-        expect(panel.locator(".jp-OutputArea-output table.dw-numbers")).to_have_count(
-            expected["glue_cells"], timeout=60_000)
+        # every explorer shows its snapshot (untrusted)
         expect(panel.locator(".dw-explorer-snapshot")).to_have_count(expected["widgets"], timeout=60_000)
 
         # Run All, then wait until every code cell has run and the kernel is idle.
         started = time.monotonic()
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        # A markdown cell with inline expressions is marked trusted once jupyterlab-myst has stored
+        # the kernel's results for it.
         page.wait_for_function(f"() => ({_CELLS_JS})().every(c => c.type !== 'code' || c.count !== null)"
                                " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
                                " === 'idle'", timeout=RUN_ALL_TIMEOUT_S * 1000, polling=500)
+        evaluated = [i for i, v in expected["values"].items() if any(name for name, _ in v)]
+        page.wait_for_function(f"() => {{ const c = ({_CELLS_JS})(); return {json.dumps(evaluated)}"
+                               ".every(i => c[i].trusted && c[i].text); }", timeout=60_000, polling=500)
         print(f"{name}: Run All {time.monotonic() - started:.1f} s")
         cells = page.evaluate(_CELLS_JS)
         errors = [f"{o['ename']}: {o['evalue']}" for c in cells for o in c["outputs"] if o["type"] == "error"]
         assert not errors, f"error outputs after Run All: {errors}"
+        problems += _prose_problems(cells, expected, "after Run All")
         if expected["charts"]:
             drawn = _wait_charts(page, expected["charts"])
             assert len(drawn) == expected["charts"] and all(drawn), f"charts after Run All: {drawn}"
