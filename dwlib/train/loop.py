@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import math
 import shutil
 import sys
@@ -84,8 +85,9 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
         steps = make_steps(cfg.model, cfg.optim, cfg.steps, make_mesh(devices))
         data = {"seed": cfg.seed, "corpus": corpus.meta["fingerprint"],
                 "devices": f"{jax.default_backend()}:{len(devices)}"}
-        run_dir = RunDir(out, cfg.to_dict(), lead, data) if out is not None else None
-        state, prog = _start(cfg, steps, run_dir)
+        with _absl_silenced():
+            run_dir = RunDir(out, cfg.to_dict(), lead, data) if out is not None else None
+            state, prog = _start(cfg, steps, run_dir)
         t0 = time.perf_counter()
         state = _loop(cfg, steps, corpus, state, prog, run_dir, progress and lead, stop_after)
         if stop_after is not None and prog.step < cfg.steps and prog.status == "completed":
@@ -122,6 +124,19 @@ def _claimed(out: Path | None, lead: bool):
             raise
 
 
+@contextlib.contextmanager
+def _absl_silenced():
+    """orbax logs through absl while it opens a run's checkpoints on resume ("WARNING:absl:Metadata
+    file does not exist", "ERROR:absl:Failed to json parse" with the file's content: several lines
+    for a torn file it then reads anyway); the run's own one-line notes say what matters."""
+    logger = logging.getLogger("absl")
+    was, logger.disabled = logger.disabled, True
+    try:
+        yield
+    finally:
+        logger.disabled = was
+
+
 def _finished(out: Path, cfg: TrainConfig) -> dict | None:
     """The stored summary of a finished run in ``out``, or None. StateError or InputError (one
     line) when ``out`` holds an unreadable config or another run's; a summary that does not agree
@@ -134,11 +149,27 @@ def _finished(out: Path, cfg: TrainConfig) -> dict | None:
         why = None if done is None else _result_problem(done, out, cfg)
     except StateError as err:
         done, why = None, str(err).split(": restore it")[0]
-    if why is None:
+    if why is None and done is not None:
         return done
+    _check_same_ops(stored, cfg, out)
+    if why is None:
+        return None
     print(f"dwlib: run {out}: {why}; completing the run again from its checkpoints", file=sys.stderr, flush=True)
     (out / "result.json").unlink()
     return None
+
+
+def _check_same_ops(stored: dict, cfg: TrainConfig, out: Path) -> None:
+    """StateError when an unfinished run's checkpoints were computed with the other implementation
+    (``ops``, not part of the run's key: plain and fast compute the same function, but not to the
+    bit), so that resuming would mix the two in one curve under one ``config.json``."""
+    old = stored.get("ops", "plain")
+    steps = sorted(int(p.name) for p in (out / "checkpoints").glob("*") if p.name.isdigit()) \
+        if (out / "checkpoints").is_dir() else []
+    if old != cfg.model.ops and steps:
+        raise StateError(f"run {str(out)!r} was trained with --ops {old} up to its checkpoint at step {steps[-1]}; "
+                         f"resuming it with --ops {cfg.model.ops} would mix two implementations in one run: "
+                         f"resume with --ops {old}, or use another --out")
 
 
 def _result_problem(done: dict, out: Path, cfg: TrainConfig) -> str | None:
