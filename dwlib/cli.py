@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 from dwlib import env, fmt
-from dwlib.cli_format import (print_advise_budget, print_bounds, print_corollary1, print_cost,
-                              print_installed_pack, print_json, print_pack, print_plan, seprank_lines)
+from dwlib.cli_format import (print_advise_budget, print_advise_depth, print_bounds, print_corollary1,
+                              print_cost, print_installed_pack, print_json, print_pack, print_plan,
+                              print_verdict, seprank_lines)
 from dwlib.core.bounds import (corollary1_width, depth_threshold, log3_to_log10, regime,
                                separation_rank_bounds)
 from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE, LOG_WIDTH_INTERCEPT, Fit,
@@ -34,7 +36,14 @@ from dwlib.train.config import TrainConfig
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse prints usage plus the error; we print one line, exit 2 as argparse does."""
+    """argparse prints usage plus the error; we print one line, exit 2 as argparse does. A value
+    that starts with a minus and a digit (-1e308, -1/2), -inf or -nan is a value, not an option
+    (argparse reads only -1 and -1.5 as values); an int option names a number too long to read."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self._negative_number_matcher = re.compile(r"^-(\.?\d|inf|nan)", re.IGNORECASE)
+        self.register("type", int, _int)
 
     def error(self, message: str):  # noqa: D102
         self.exit(2, f"{self.prog}: error: {message}\n")  # "dwlib: ..." or "dwlib train: ..."
@@ -72,16 +81,25 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _int(text: str, bad: str | None = None) -> int:
+    """``type=int`` of every option: int(text), or one line: ``bad`` (else argparse's words) for
+    what is not an integer, the digit count for one longer than Python reads from text."""
+    try:
+        return int(text)
+    except ValueError:
+        digits = text.strip().lstrip("+-").replace("_", "")
+        if digits.isdigit():
+            raise argparse.ArgumentTypeError(f"{text.strip()[:12]}... ({len(digits):,} digits) is too large") from None
+        raise argparse.ArgumentTypeError(bad or f"invalid int value: {text[:40]!r}") from None
+
+
 def _integer(lo: int = 1, hi: int | None = None):
     """An argparse type: an integer from ``lo`` (to ``hi``), else a one-line error."""
     def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            v = None
-        if v is None or v < lo or (hi is not None and v > hi):
-            want = ("a positive integer" if lo == 1 else f"an integer >= {lo}") if hi is None else \
-                f"an integer from {lo} to {hi:,}"
+        want = ("a positive integer" if lo == 1 else f"an integer >= {lo}") if hi is None else \
+            f"an integer from {lo} to {hi:,}"
+        v = _int(text, f"expected {want}, got {text[:40]!r}")
+        if v < lo or (hi is not None and v > hi):
             raise argparse.ArgumentTypeError(f"expected {want}, got {text[:40]!r}")
         return v
     return parse
@@ -103,7 +121,7 @@ def _add_env(sub) -> None:
 
 
 def _run_env(args) -> int:
-    process.check_environment()
+    process.prepare_process()  # the devices train and sweep use (one per core on a CPU)
     if args.json:
         print_json(env.report())
     else:
@@ -345,6 +363,7 @@ def _run_sweep(args) -> int:
     sweep = get_preset(args.preset)
     if args.cost:
         _refuse_unused(args, "with --cost (it trains nothing)", ("dry_run", "limit", "jobs", "no_progress"))
+        require(args.share is None or 1e-6 <= args.share <= 1, f"--share must be from 1e-6 to 1, got {args.share!r}")
         cfg = sweep.configs()[0]
         meta = data_lib.cached_meta(cfg.corpus, cfg.model.vocab_size, args.cache_dir, cfg.validation_split)
         tokens = meta["tokens"]["train"] if meta else None
@@ -414,24 +433,7 @@ def _run_advise(args) -> int:
         raise InputError("give a budget (e.g. 175e9) or --depth (with --width for a verdict)")
     if args.width is None:
         _refuse_unused(args, "without --width (it is for a verdict on --depth and --width)", ("tolerance",))
-        r = width_for_depth(args.depth, head_size=head_size, fit=fit)
-        if args.json:
-            print_json(r)
-            return 0
-        print(f"depth {r['depth']}: optimal width {r['optimal_width']:.0f}, "
-              f"optimal at budget {fmt.count(r['budget'])}")
-        print(f"practical: width {r['width']} ({fmt.heads(r['heads'], head_size)}), "
-              f"budget {fmt.count(r['practical_budget'])}")
-        return 0
+        return print_advise_depth(width_for_depth(args.depth, head_size=head_size, fit=fit), head_size, args.json)
     v = verdict(args.depth, args.width, fit=fit, head_size=args.head_size,
                 rel_tol=DEFAULT_REL_TOL if args.tolerance is None else args.tolerance)
-    if args.json:
-        print_json(v)
-        return 0
-    heads = f", {fmt.heads(v['heads'], v['head_size'])}" if "heads" in v else ""
-    print(f"depth {v['depth']}, width {v['width']}{heads}: budget {fmt.count(v['budget'])}")
-    print(f"{v['verdict']}: optimal depth for this budget {v['optimal_depth']:.1f} "
-          f"(ratio {v['depth_ratio']:.2f}, {v['depth_difference']:+.1f} layers), "
-          f"optimal width {v['optimal_width']:.0f} (width ratio {v['width_ratio']:.2f})")
-    print(f"rule: {v['rule']}")
-    return 0
+    return print_verdict(v, args.json)

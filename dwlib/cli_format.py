@@ -17,7 +17,7 @@ from dwlib import fmt
 
 def print_json(obj) -> None:
     """Print ``obj`` as indented JSON (the ``--json`` output of every subcommand)."""
-    json.dump(obj, sys.stdout, indent=2, sort_keys=False)
+    json.dump(finite_or_none(obj), sys.stdout, indent=2, sort_keys=False, allow_nan=False)  # strict JSON
     sys.stdout.write("\n")
 
 
@@ -25,6 +25,8 @@ def finite_or_none(obj):
     """``obj`` with every non-finite float replaced by None (JSON has no inf or NaN)."""
     if isinstance(obj, dict):
         return {k: finite_or_none(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_or_none(v) for v in obj]
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
@@ -175,4 +177,30 @@ def print_advise_budget(N: float, head_size: int, best: dict, near: list[dict], 
     for s in near:
         print(f"  {s['depth']:>5} {s['width']:>7} {s['heads']:>5} {fmt.count(s['budget']):>8}"
               f"  {s['verdict']}")
+    return 0
+
+
+def print_advise_depth(r: dict, head_size: int, as_json: bool) -> int:
+    """``dwlib advise --depth L``: the optimal width for a depth and its practical shape."""
+    if as_json:
+        print_json(r)
+        return 0
+    print(f"depth {r['depth']}: optimal width {r['optimal_width']:.0f}, "
+          f"optimal at budget {fmt.count(r['budget'])}")
+    print(f"practical: width {r['width']} ({fmt.heads(r['heads'], head_size)}), "
+          f"budget {fmt.count(r['practical_budget'])}")
+    return 0
+
+
+def print_verdict(v: dict, as_json: bool) -> int:
+    """``dwlib advise --depth L --width d``: the verdict on a shape."""
+    if as_json:
+        print_json(v)
+        return 0
+    heads = f", {fmt.heads(v['heads'], v['head_size'])}" if "heads" in v else ""
+    print(f"depth {v['depth']}, width {v['width']}{heads}: budget {fmt.count(v['budget'])}")
+    print(f"{v['verdict']}: optimal depth for this budget {v['optimal_depth']:.1f} "
+          f"(ratio {v['depth_ratio']:.2f}, {v['depth_difference']:+.1f} layers), "
+          f"optimal width {v['optimal_width']:.0f} (width ratio {v['width_ratio']:.2f})")
+    print(f"rule: {v['rule']}")
     return 0

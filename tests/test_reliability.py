@@ -47,10 +47,13 @@ def copy_of(root: Path, name: str) -> Path:
     return root / name
 
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    status = cli.main(argv)
-    out, err = capsys.readouterr()
-    return status, out, err
+def _status(argv, capsys) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``dwlib argv`` in this process."""
+    try:
+        status = cli.main(argv)
+    except SystemExit as stop:  # argparse's own refusals
+        status = stop.code
+    return status, *capsys.readouterr()
 
 
 # --- a run resumed with the other --ops --------------------------------------------------------
@@ -86,3 +89,76 @@ def test_orbax_log_lines_do_not_leak_on_resume(world, capfd):
         logging.getLogger("absl").removeHandler(handler)
     err = capfd.readouterr().err
     assert "absl" not in err and "Metadata file" not in err, err
+
+
+# --- messages that named the wrong problem -----------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["advise", "175e9", "--intercept", "-1e308"], "log_width_intercept must be a number from -50"),
+    (["advise", "175e9", "--slope", "-inf"], "slope"),
+    (["sweep", "--shard", "-1/2", "--dry-run"], "shard i/n needs 0 <= i < n, got '-1/2'"),
+    (["bounds", "--width", "9" * 5000, "--heads", "2", "--depth", "1"], "(5,000 digits) is too large"),
+    (["train", "--width", "9" * 5000], "(5,000 digits) is too large"),
+    (["sweep", "--cost", "--share", "5e-324", "--json"], "--share must be from 1e-6 to 1"),
+])
+def test_each_message_names_the_problem(argv, message, capsys, refused):
+    status, out, err = _status(argv, capsys)
+    refused(status, err, message, out)
+    assert "expected one argument" not in err and len(err) < 300
+
+
+@SETTINGS
+@given(number=st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(lambda v: f"-{abs(v)!r}"),
+                        st.integers(1, 10 ** 30).map(lambda n: f"-{n}e{n % 400}"),
+                        st.tuples(st.integers(0, 99), st.integers(0, 99)).map(lambda t: f"-{t[0]}/{t[1]}")))
+def test_a_negative_number_is_a_value_never_a_missing_argument(number, capsys):
+    """argparse read only -1 and -1.5 as values: -1e308, -1/2, -inf were taken for options."""
+    for argv in (["advise", "175e9", "--intercept", number], ["sweep", "--shard", number, "--dry-run"]):
+        status, out, err = _status(argv, capsys)
+        assert "expected one argument" not in err, (argv, err)
+        assert status == 0 or status == 2 and err.count("\n") == 1, (argv, status, err)
+
+
+@SETTINGS
+@given(digits=st.integers(4301, 20000), sign=st.sampled_from(["", "+", "-"]))
+def test_an_integer_too_long_to_read_is_named_so(digits, sign, capsys):
+    for argv in (["bounds", "--width", sign + "7" * digits, "--heads", "2", "--depth", "1"],
+                 ["train", "--seed", sign + "7" * digits]):
+        status, out, err = _status(argv, capsys)
+        assert status == 2 and f"({digits:,} digits) is too large" in err and len(err) < 200, err
+
+
+def test_strict_json_even_for_an_infinite_estimate(capsys):
+    from dwlib.cli_format import print_json
+    print_json({"minutes": float("inf"), "rows": [float("nan"), 1.5, {"x": float("-inf")}]})
+    assert capsys.readouterr().out.split() == ['{', '"minutes":', 'null,', '"rows":', '[', 'null,', '1.5,', '{',
+                                               '"x":', 'null', '}', ']', '}']
+
+
+def test_the_variables_the_multi_host_hint_names_are_read(monkeypatch):
+    """JAX reads JAX_COORDINATOR_ADDRESS but not JAX_NUM_PROCESSES or JAX_PROCESS_ID, which the
+    hint suggests: dwlib passes them on."""
+    from dwlib.errors import InputError
+    from dwlib.train import process
+    seen = {}
+    monkeypatch.setattr(process.jax.distributed, "initialize", lambda **kw: seen.update(kw))
+    monkeypatch.setenv("DWLIB_DISTRIBUTED", "1")
+    monkeypatch.setenv("JAX_NUM_PROCESSES", "4")
+    monkeypatch.setenv("JAX_PROCESS_ID", "3")
+    process.init_distributed()
+    assert seen == {"num_processes": 4, "process_id": 3}
+    monkeypatch.setenv("JAX_PROCESS_ID", "three")
+    with pytest.raises(InputError, match="JAX_PROCESS_ID must be a whole number"):
+        process.init_distributed()
+
+
+def test_env_reports_the_devices_train_uses():
+    code = ("import json, subprocess, sys; from dwlib.train import process; process.prepare_process(); "
+            "import jax; print(len(jax.devices()))")
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_NUM_CPU_DEVICES", "DWLIB_CPU_DEVICES")}
+    train_devices = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    reported = subprocess.run([sys.executable, "-m", "dwlib", "env", "--json"], capture_output=True, text=True,
+                              env=env, check=True)
+    import json
+    assert json.loads(reported.stdout)["device_count"] == int(train_devices.stdout) > 0

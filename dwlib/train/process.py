@@ -173,8 +173,13 @@ def init_distributed() -> None:
     """Join a multi-host run when the environment says so (``JAX_COORDINATOR_ADDRESS`` or
     ``DWLIB_DISTRIBUTED=1``); a no-op on one machine."""
     if os.environ.get("JAX_COORDINATOR_ADDRESS") or os.environ.get("DWLIB_DISTRIBUTED") == "1":
+        given = {}  # JAX reads the coordinator's address from the environment, not these two
+        for name, arg in (("JAX_NUM_PROCESSES", "num_processes"), ("JAX_PROCESS_ID", "process_id")):
+            if (value := os.environ.get(name)) is not None:
+                require(value.strip().isdigit(), f"{name} must be a whole number, got {value!r}")
+                given[arg] = int(value)
         try:
-            jax.distributed.initialize()
+            jax.distributed.initialize(**given)
         except (RuntimeError, ValueError) as err:
             if "already" not in str(err):  # already initialised: fine
                 raise InputError(f"cannot join a multi-host run ({str(err).splitlines()[0]}): without a cluster "
