@@ -162,3 +162,54 @@ def test_env_reports_the_devices_train_uses():
                               env=env, check=True)
     import json
     assert json.loads(reported.stdout)["device_count"] == int(train_devices.stdout) > 0
+
+
+# --- the environment JAX and XLA read ------------------------------------------------------------
+
+
+def _dwlib(args: list[str], **env) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_NUM", "XLA_FLAGS", "DWLIB_CPU"))}
+    return subprocess.run([sys.executable, "-m", "dwlib", *args], capture_output=True, timeout=300,
+                          env={**base, **env})
+
+
+@pytest.mark.parametrize("name, value", [
+    ("JAX_NUM_CPU_DEVICES", "abc"), ("JAX_NUM_CPU_DEVICES", "0"), ("JAX_NUM_CPU_DEVICES", "1" * 5000),
+    ("JAX_ENABLE_X64", "maybe"), ("XLA_FLAGS", "--xla_force_host_platform_device_count=abc"),
+    ("XLA_FLAGS", "--xla_force_host_platform_device_count=100000"), ("XLA_FLAGS", "garbage"),
+])
+def test_a_bad_jax_or_xla_variable_is_one_line_for_every_command(name, value):
+    """JAX reads its JAX_* variables as it is imported (a traceback of 29 lines for every command,
+    ``bounds`` included); XLA parses XLA_FLAGS as its backend starts and aborts with its whole
+    flag list (94 lines); 100000 CPU devices hang its start-up."""
+    proc = _dwlib(["env"], **{name: value})
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and err.count("\n") == 1 and name in err and len(err) < 200, err
+
+
+@SETTINGS
+@given(count=st.one_of(st.integers(-5, 200).map(str), st.text(max_size=6)),
+       flags=st.lists(st.sampled_from(["--xla_cpu_use_thunk_runtime=false", "--xla_dump_to=/tmp/x", "-x", "=",
+                                       "--a=b=c", "--xla_force_host_platform_device_count={}", "bare"]), max_size=3),
+       where=st.sampled_from(["JAX_NUM_CPU_DEVICES", "XLA_FLAGS", "DWLIB_CPU_DEVICES"]))
+def test_device_counts_and_flags_from_a_generator_are_checked_before_jax_starts(count, flags, where):
+    from dwlib.errors import InputError
+    from dwlib.train import process
+    env = {"XLA_FLAGS": " ".join(f.format(count) for f in flags)} if where == "XLA_FLAGS" else {where: count}
+    try:
+        process.validate_environment(env)
+    except InputError as err:
+        assert "\n" not in str(err) and len(str(err)) < 200
+        return
+    if where != "XLA_FLAGS" or any("device_count" in f for f in flags):
+        assert count.strip().isdigit() and 1 <= int(count) <= process.MAX_CPU_DEVICES
+    assert where != "XLA_FLAGS" or "bare" not in flags and "=" not in flags
+
+
+def test_a_path_the_output_encoding_cannot_show_is_written_escaped(world):
+    proc = _dwlib(["train", "--depth", "1", "--width", "16", "--heads", "2", "--seq-len", "16", "--steps", "2",
+                   "--vocab-size", "300", "--eval-interval", "0", "--no-progress", "--corpus",
+                   str(world / "corpus.txt"), "--cache-dir", str(world / "cache"), "--out", str(world / "é-run")],
+                  PYTHONIOENCODING="ascii")
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert b"\\xe9-run/result.json" in proc.stdout and b"Traceback" not in proc.stderr

@@ -9,7 +9,8 @@
 ``dwlib train``, ``dwlib sweep`` and the throughput benchmark call it first; it ends by starting
 JAX's backend (:func:`check_backend`), so that a ``JAX_PLATFORMS`` naming a backend this machine
 lacks is one line, not a traceback. :func:`validate_environment` checks the ``DWLIB_*`` variables
-(and ``JAX_PLATFORMS``' spelling) without starting anything; the command line calls it before any
+(and ``JAX_PLATFORMS``' spelling, the CPU device counts JAX and XLA read, the form of ``XLA_FLAGS``,
+on which XLA aborts with its whole flag list) without starting anything; the command line calls it before any
 work, and every problem is an :class:`~dwlib.errors.InputError`. Importing JAX
 before it is harmless (measured: a (2, 128, 2) step made 0-6,000 page faults with JAX imported
 before or after the setting, against 20,600 with glibc's default); running a computation is not.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -34,7 +36,7 @@ except ImportError:  # a JAX without this module: assume its backends may have s
 _M_TRIM_THRESHOLD, _M_MMAP_MAX, _M_ARENA_MAX = -1, -4, -8  # glibc's mallopt parameters (malloc.h)
 _host_memory_kept = None  # the outcome of the first configure_host_memory() call in this process
 
-MAX_CPU_DEVICES = 64  # DWLIB_CPU_DEVICES: one device per core; 100000 hangs XLA's start-up
+MAX_CPU_DEVICES = 64  # DWLIB_CPU_DEVICES (or JAX's, XLA's): one device per core; 100000 hangs XLA's start-up
 CHOICES = {"DWLIB_HOST_MEMORY": ("keep", "system"), "DWLIB_ATTENTION": ("auto", "dwlib"),
            "DWLIB_DISTRIBUTED": ("0", "1")}
 PLATFORMS = ("cpu", "cuda", "gpu", "rocm", "tpu", "metal")  # the names JAX_PLATFORMS may list
@@ -50,10 +52,15 @@ def validate_environment(environ=None) -> None:
         value = env.get(name)
         require(value is None or value in allowed,
                 f"{name} must be one of {', '.join(allowed)} (or unset), got {value!r}")
-    n = env.get("DWLIB_CPU_DEVICES")
-    if n is not None:
-        require(n.strip().isdigit() and 1 <= int(n) <= MAX_CPU_DEVICES,
-                f"DWLIB_CPU_DEVICES must be an integer from 1 to {MAX_CPU_DEVICES}, got {n!r}")
+    counts = {name: env.get(name) for name in ("DWLIB_CPU_DEVICES", "JAX_NUM_CPU_DEVICES")}
+    for flag in env.get("XLA_FLAGS", "").split():  # XLA aborts on a flag it cannot parse, printing them all
+        require(re.fullmatch(r"--?\w+(=\S*)?", flag), f"XLA_FLAGS must hold flags --name=value, got {flag[:60]!r}")
+        if flag.split("=")[0].lstrip("-") == "xla_force_host_platform_device_count":
+            counts["XLA_FLAGS' --xla_force_host_platform_device_count"] = flag.partition("=")[2]
+    for name, n in counts.items():
+        if n is not None:
+            require(n.strip().isdigit() and len(n.strip()) < 4 and 1 <= int(n) <= MAX_CPU_DEVICES,
+                    f"{name} must be an integer from 1 to {MAX_CPU_DEVICES}, got {n[:40]!r}")
     platforms = env.get("JAX_PLATFORMS")
     if platforms:
         unknown = [p for p in platforms.split(",") if p.strip().lower() not in PLATFORMS]
@@ -201,8 +208,8 @@ def configure_cpu_devices() -> None:
             os.environ.get("JAX_NUM_CPU_DEVICES"):
         return
     n = os.environ.get("DWLIB_CPU_DEVICES")
-    require(n is None or (n.strip().isdigit() and 1 <= int(n) <= MAX_CPU_DEVICES),
-            f"DWLIB_CPU_DEVICES must be an integer from 1 to {MAX_CPU_DEVICES}, got {n!r}")
+    require(n is None or (n.strip().isdigit() and len(n.strip()) < 4 and 1 <= int(n) <= MAX_CPU_DEVICES),
+            f"DWLIB_CPU_DEVICES must be an integer from 1 to {MAX_CPU_DEVICES}, got {str(n)[:40]!r}")
     if n is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         n = 1 << (min(cores, 8).bit_length() - 1)
