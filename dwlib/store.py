@@ -22,6 +22,7 @@ import fcntl
 import json
 import os
 import re
+import stat
 from importlib import resources
 from pathlib import Path
 
@@ -78,6 +79,31 @@ def write_lines(path: str | os.PathLike, lines) -> Path:
     return write_text(path, "".join(line + "\n" for line in lines))
 
 
+def _kind(mode: int) -> str:
+    return ("a directory" if stat.S_ISDIR(mode) else "a file" if stat.S_ISREG(mode) else
+            "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device")
+
+
+def check_kinds(folder: str | os.PathLike, files=(), dirs=()) -> Path:
+    """``folder`` as a Path; :class:`~dwlib.errors.StateError` (one line) when one of its entries
+    named in ``files`` exists and is not a regular file (a directory, a FIFO), one named in
+    ``dirs`` is not a directory, or either is a symbolic link to nothing. Absent entries pass."""
+    folder = Path(folder)
+    for names, want, right in ((files, "a file", stat.S_ISREG), (dirs, "a directory", stat.S_ISDIR)):
+        for name in names:
+            path = folder / name
+            try:
+                mode = os.stat(path).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                if os.path.lexists(path):
+                    raise StateError(f"{path} is a symbolic link to nothing, where dwlib keeps {want}: "
+                                     "remove it") from None
+                continue
+            if not right(mode):
+                raise StateError(f"{path} is {_kind(mode)}, where dwlib keeps {want}: move it away or remove it")
+    return folder
+
+
 @contextlib.contextmanager
 def exclusive(lock_path: str | os.PathLike, what: str):
     """Hold an exclusive lock on ``lock_path`` (created when missing) for the ``with`` block.
@@ -86,7 +112,7 @@ def exclusive(lock_path: str | os.PathLike, what: str):
     at once when another process holds it; never waits. The file keeps the holder's pid for
     that message; the lock itself lives in the kernel and ends with the process.
     """
-    path = Path(lock_path)
+    path = check_kinds(Path(lock_path).parent, files=[Path(lock_path).name]) / Path(lock_path).name
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:

@@ -213,3 +213,113 @@ def test_a_path_the_output_encoding_cannot_show_is_written_escaped(world):
                   PYTHONIOENCODING="ascii")
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     assert b"\\xe9-run/result.json" in proc.stdout and b"Traceback" not in proc.stderr
+
+
+# --- odd paths, and files of the wrong kind ----------------------------------------------------
+
+
+def _name_part():
+    return st.one_of(st.text(st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)), min_size=1,
+                             max_size=40),
+                     st.integers(200, 300).map(lambda n: "n" * n),
+                     st.binary(min_size=1, max_size=8).map(lambda b: os.fsdecode(b.replace(b"/", b"_")
+                                                                                  .replace(b"\0", b"_"))))
+
+
+@SETTINGS
+@given(parts=st.lists(_name_part(), min_size=1, max_size=3), repeat=st.integers(1, 30))
+def test_an_output_path_from_a_generator_is_usable_or_refused_in_one_line(parts, repeat, tmp_path_factory):
+    """Whatever name is given, check_writable passes only where the run directory and the files
+    dwlib writes in it can be created (an undecodable byte got as far as orbax, at step 200)."""
+    from dwlib.errors import InputError
+    from dwlib.train import process
+    root = tmp_path_factory.mktemp("names")
+    path = root.joinpath(*(parts * repeat)[:max(len(parts), repeat)])
+    try:
+        process.check_writable(path, "--out", directory=True)
+    except InputError as err:
+        assert "\n" not in str(err) and len(str(err)) < 400
+        return
+    deepest = path / "checkpoints" / ("1234567890.orbax-checkpoint-tmp-" + "9" * 20) / "state" / ("d" * 40)
+    deepest.mkdir(parents=True)
+    str(path).encode("utf-8")
+    (path / ".config.json.123456.tmp").write_text("{}")
+
+
+def test_a_symbolic_link_to_nothing_as_out_is_refused(tmp_path, capsys, refused):
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    status, out, err = _status(["train", "--steps", "2", "--out", str(tmp_path / "dangling")], capsys)
+    refused(status, err, "is a symbolic link to nothing", out)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def _wrong(path: Path, kind: str) -> None:
+    if path.is_dir() and not path.is_symlink():
+        subprocess.run(["rm", "-r", str(path)], check=True)
+    else:
+        path.unlink(missing_ok=True)
+    {"a directory": path.mkdir, "a file": path.touch, "a FIFO": lambda: os.mkfifo(path),
+     "a link to nothing": lambda: path.symlink_to(path.parent / "nowhere")}[kind]()
+
+
+@pytest.mark.parametrize("entry, kind", [(".lock", "a directory"), ("config.json", "a directory"),
+                                         ("metrics.jsonl", "a directory"), ("result.json", "a directory"),
+                                         ("metrics.jsonl", "a FIFO"), ("result.json", "a link to nothing"),
+                                         ("checkpoints", "a file"), ("checkpoints", "a link to nothing")])
+def test_a_run_file_of_the_wrong_kind_is_one_line_and_left_alone(world, entry, kind):
+    run = copy_of(world, f"kind-{entry}-{kind.replace(' ', '-')}")
+    _wrong(run / entry, kind)
+    before = sorted(p.name for p in run.iterdir())
+    with pytest.raises(StateError, match=f"{entry} is a" if "link" not in kind else "link to nothing") as err:
+        train(config(world, run.name), progress=False, verbose=False)
+    assert "\n" not in str(err.value)
+    assert sorted(p.name for p in run.iterdir()) == before
+
+
+def test_a_lock_file_that_is_a_directory_is_a_state_error(tmp_path):
+    from dwlib.store import exclusive
+    (tmp_path / ".lock").mkdir()
+    with pytest.raises(StateError, match="is a directory, where dwlib keeps a file"):
+        with exclusive(tmp_path / ".lock", "run"):
+            pass
+
+
+@pytest.mark.parametrize("kind", ["a file", "a link to nothing"])
+def test_a_sweeps_runs_of_the_wrong_kind_is_one_line(tmp_path, capsys, refused, kind):
+    out = tmp_path / "sweep"
+    out.mkdir()
+    (out / "sweep.json").write_text('{"name": "mini"}\n')
+    _wrong(out / "runs", kind)
+    for argv in (["sweep", "--preset", "mini", "--out", str(out), "--dry-run"],
+                 ["sweep", "--preset", "mini", "--out", str(out), "--limit", "0", "--no-progress"]):
+        status, stdout, err = _status(argv, capsys)
+        refused(status, err, "runs is a" if kind == "a file" else "link to nothing", stdout)
+
+
+def test_a_corpus_folder_with_a_link_to_nothing_or_a_folder_named_txt_is_refused(tmp_path):
+    from dwlib.errors import InputError
+    from dwlib.train import data
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"d{i}.txt").write_text(TEXT * 4)
+    for odd in ("link", "folder"):
+        target = folder / "odd.txt"
+        _wrong(target, "a link to nothing" if odd == "link" else "a directory")
+        with pytest.raises(InputError, match="odd.txt' is not a regular file"):
+            data.load_corpus(str(folder), vocab_size=300, cache=tmp_path / "cache")
+        _wrong(target, "a file")
+        target.unlink()
+
+
+@pytest.mark.parametrize("entry", ["valid.npy", "train.npy", "tokenizer.json", "meta.json"])
+def test_a_cache_file_of_the_wrong_kind_is_refused_not_rebuilt_over(world, entry):
+    from dwlib.train import data
+    corpus = data.load_corpus(str(world / "corpus.txt"), vocab_size=300, cache=world / "cache")
+    folder = world / f"cache-{entry}"
+    subprocess.run(["cp", "-r", str(world / "cache"), str(folder)], check=True)
+    target = folder / corpus.directory.relative_to(world / "cache") / entry
+    _wrong(target, "a directory")
+    with pytest.raises(StateError, match=f"{entry} is a directory, where dwlib keeps a file"):
+        data.load_corpus(str(world / "corpus.txt"), vocab_size=300, cache=folder)
+    assert target.is_dir()

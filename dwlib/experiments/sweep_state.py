@@ -17,7 +17,7 @@ from pathlib import Path
 from dwlib.errors import InputError, StateError, require
 from dwlib.experiments.presets import Sweep
 from dwlib.experiments.records import record
-from dwlib.store import exclusive, packaged_path, write_json
+from dwlib.store import check_kinds, exclusive, packaged_path, write_json
 from dwlib.train.config import run_key
 
 
@@ -78,7 +78,7 @@ def run_state(run_dir: Path) -> tuple[str, str | None]:
 def check_owner(sweep: Sweep, out: Path) -> bool:
     """True when ``out/sweep.json`` names this sweep, False when ``out`` holds no sweep yet (absent,
     or nothing in it but hidden files); StateError when it is another sweep's or not a sweep's."""
-    path = out / "sweep.json"
+    path = check_kinds(out, files=("sweep.json",), dirs=("runs", "set-aside")) / "sweep.json"
     if path.exists():
         try:
             name = json.loads(path.read_text(encoding="utf-8"))["name"]

@@ -24,8 +24,9 @@ The paper trains on English Wikipedia tokenised by byte-pair encoding with a voc
   (a full disk: an OSError, never SIGBUS) removes what it wrote; a cache found torn or garbage is
   rebuilt, with one line saying so. ``meta.json`` records the cache's fingerprint (a hash of the
   tokenizer and the token arrays), which a run's checkpoints record and check on resume.
-- Corpus files must be regular files (a FIFO is refused, not read forever) and UTF-8 text: a few
-  undecodable bytes get one warning line, more than 1% of the file is refused as binary.
+- Corpus files must be regular files (a FIFO or a link to nothing is refused, not read forever; a cache
+  file of the wrong kind, a directory named valid.npy, too) and UTF-8 text: a few undecodable bytes get
+  one warning line, more than 1% of the file is refused as binary.
 - The windows a run trains and evaluates on are drawn from these splits by :mod:`dwlib.train.batches`.
 """
 
@@ -46,7 +47,7 @@ import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from dwlib.errors import InputError, require
-from dwlib.store import write_text
+from dwlib.store import check_kinds, write_text
 from dwlib.train import corpora
 
 ONLINE = {
@@ -66,9 +67,8 @@ SELECT_KEY = "-select"  # appended to SPLIT_KEY in the cache folder of a three-w
 
 def cache_dir(path: str | os.PathLike | None = None) -> Path:
     """Where tokenizers and token arrays are cached: ``path``, else $DWLIB_CACHE, else ~/.cache/dwlib."""
-    if path is None:
-        path = os.environ.get("DWLIB_CACHE") or Path.home() / ".cache" / "dwlib"
-    return Path(path).expanduser()
+    return Path(path if path is not None else os.environ.get("DWLIB_CACHE") or Path.home() / ".cache" / "dwlib"
+                ).expanduser()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,15 +84,16 @@ def check_corpus(corpus: str) -> None:
     if not looks_like_path:
         raise InputError(f"unknown corpus {corpus!r}: use one of {', '.join(CORPORA)} or a path to a .txt file or folder")
     require(os.path.exists(corpus), f"corpus path {corpus!r} does not exist")
-    _check_regular(Path(corpus), os.path.isdir(corpus))
+    for path in [Path(corpus)] + (sorted(Path(corpus).rglob("*.txt")) if os.path.isdir(corpus) else []):
+        _check_regular(path, path == Path(corpus))  # a folder's files too: a link to nothing, a FIFO
 
 
 def _check_regular(path: Path, folder_ok: bool = False) -> None:
     """InputError unless ``path`` is a regular file (or a folder): a FIFO, socket or device would
     block or never end."""
-    mode = path.stat().st_mode
+    mode = path.stat().st_mode if path.exists() else 0  # 0: a symbolic link to nothing
     require(stat.S_ISREG(mode) or (folder_ok and stat.S_ISDIR(mode)),
-            f"corpus path {str(path)!r} is not a regular file or folder (a FIFO, socket or device)")
+            f"corpus path {str(path)!r} is not a regular file{' or folder' * folder_ok} (a FIFO, device, link to nothing?)")
 
 
 def _read_text(path: Path) -> str:
@@ -347,7 +348,6 @@ def _build_cache(directory: Path, corpus: str, vocab_size: int, seq_len: int | N
         t1 = time.perf_counter()
         write_text(directory / "tokenizer.json", tok.to_str())
         tokens = {name: _write_tokens(directory / f"{name}.npy", tok, split_docs) for name, split_docs in named}
-        n_train, n_valid = tokens["train"], tokens["valid"]
         t2 = time.perf_counter()
         meta = {
             "corpus": corpus, "key": _corpus_key(corpus), "vocab_size": vocab_size,
@@ -366,7 +366,7 @@ def _build_cache(directory: Path, corpus: str, vocab_size: int, seq_len: int | N
             raise OSError(err.errno, f"cannot write the tokenizer cache {directory}: {err.strerror}") from None
         raise
     if verbose:
-        print(f"tokenised {corpus}: {n_train:,} train / {n_valid:,} held-out tokens "
+        print(f"tokenised {corpus}: {tokens['train']:,} train / {tokens['valid']:,} held-out tokens "
               f"(BPE {t1 - t0:.1f} s, encoding {t2 - t1:.1f} s) -> {directory}", file=sys.stderr)
 
 
@@ -374,7 +374,7 @@ def cache_folder(corpus: str, vocab_size: int, cache: str | os.PathLike | None =
                  validation_split: bool = False) -> Path:
     """The cache folder of a corpus's tokenizer and token arrays (which may not exist yet)."""
     split_key = SPLIT_KEY + (SELECT_KEY if validation_split else "")
-    return cache_dir(cache) / _corpus_key(corpus, cache) / f"{split_key}-v{vocab_size}"
+    return check_kinds(cache_dir(cache) / _corpus_key(corpus, cache) / f"{split_key}-v{vocab_size}", CACHE_FILES)
 
 
 def cached_meta(corpus: str, vocab_size: int, cache: str | os.PathLike | None = None,

@@ -33,7 +33,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from dwlib.errors import StateError
-from dwlib.store import exclusive
+from dwlib.store import check_kinds, exclusive
 from dwlib.train import batches
 from dwlib.train import data as data_lib
 from dwlib.train.checkpoint import (RunDir, check_out_dir, check_run_dir, metrics_problem, read_json, read_metrics,
@@ -44,6 +44,7 @@ from dwlib.train.process import data_devices, prepare_process
 from dwlib.train.step import Steps, make_mesh, make_steps
 
 CHUNK = 10  # steps whose losses are fetched from the device at once
+RUN_FILES = (".lock", "config.json", "metrics.jsonl", "result.json")  # and checkpoints/, a directory
 
 
 @dataclasses.dataclass
@@ -111,6 +112,7 @@ def _claimed(out: Path | None, lead: bool):
     if out is None or not lead:
         yield
         return
+    check_kinds(out, files=RUN_FILES, dirs=("checkpoints",))  # a directory where a file belongs, or the reverse
     check_run_dir(out)  # a foreign directory is refused before the lock file is created in it
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)

@@ -90,6 +90,9 @@ def check_writable(path, what: str, directory: bool = False) -> Path:
     with a temporary file, removed at once; permission bits alone say nothing to root)."""
     p = Path(path)
     require(str(path) != "", f"{what} must not be empty")
+    check_path_name(p, what, directory)
+    if p.is_symlink() and not p.exists():
+        raise InputError(f"{what} {str(p)!r} is a symbolic link to nothing ({os.readlink(p)!r})")
     if p.exists():
         require(p.is_dir() if directory else not p.is_dir(),
                 f"{what} {str(p)!r} is {'not a directory' if directory else 'a directory'}")
@@ -105,6 +108,34 @@ def check_writable(path, what: str, directory: bool = False) -> Path:
         raise InputError(f"{what} {str(p)!r} cannot be written: no file can be created in {str(parent)!r} "
                          f"({err.strerror})") from None
     return p
+
+
+ROOM = 256  # bytes of path a run directory needs inside it (orbax's temporary checkpoint folders)
+
+
+def check_path_name(path: Path, what: str, directory: bool = False) -> None:
+    """InputError unless ``path`` can name a file or directory here: UTF-8 text (an undecodable
+    byte passes Python's own calls but not the checkpoint library's), every part within the file
+    system's NAME_MAX bytes (a file's, with room for the temporary name it is written through),
+    and the absolute path within PATH_MAX (a directory's, with :data:`ROOM` for what goes inside)."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{what} {ascii(str(path))[:80]} holds bytes that are not UTF-8 text: give it a UTF-8 "
+                         "name") from None
+    try:
+        name_max, path_max = os.pathconf("/", "PC_NAME_MAX"), os.pathconf("/", "PC_PATH_MAX")
+        full = len(os.fsencode(os.path.abspath(path)))
+    except (OSError, ValueError):  # no such limits here, or the working directory is gone
+        return
+    for i, part in enumerate(path.parts):
+        room = 0 if directory or i < len(path.parts) - 1 else 32
+        require(len(os.fsencode(part)) + room <= name_max,
+                f"{what}: the name {part[:16]!r}... is {len(os.fsencode(part)):,} bytes long, past the {name_max - room} "
+                f"a {'file' if room else 'directory'} name may have here")
+    require(full + (ROOM if directory else 0) <= path_max,
+            f"{what} {str(path)[:40]!r}... is {full:,} bytes long as an absolute path; paths here end at "
+            f"{path_max:,} bytes{f' and a run needs {ROOM} of them inside its directory' if directory else ''}")
 
 
 def prepare_process() -> None:
