@@ -323,3 +323,65 @@ def test_a_cache_file_of_the_wrong_kind_is_refused_not_rebuilt_over(world, entry
     with pytest.raises(StateError, match=f"{entry} is a directory, where dwlib keeps a file"):
         data.load_corpus(str(world / "corpus.txt"), vocab_size=300, cache=folder)
     assert target.is_dir()
+
+
+# --- install-pack: a FIFO, a full disk, a wrong fingerprint --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def packed(world):
+    from dwlib.train import data, pack
+    corpus = data.load_corpus(str(world / "corpus.txt"), vocab_size=300, cache=world / "cache")
+    pack.pack_corpus(corpus, world / "c.dwpack", splits=("train", "valid"))
+    return world / "c.dwpack"
+
+
+def test_a_fifo_as_the_pack_is_refused_at_once(tmp_path, capsys, refused):
+    fifo = tmp_path / "p.dwpack"
+    os.mkfifo(fifo)  # open() on it would wait for a writer forever
+    status, out, err = _status(["install-pack", str(fifo), "--cache-dir", str(tmp_path / "cache")], capsys)
+    refused(status, err, "is not a regular file", out)
+    assert not (tmp_path / "cache").exists()
+
+
+def _tree(root: Path) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_pack_that_does_not_give_its_fingerprint_leaves_the_cache_as_it_was(packed, tmp_path):
+    from dwlib.errors import InputError
+    from dwlib.train import pack
+    cache = tmp_path / "cache"
+    pack.install_pack(packed, cache)
+    before = _tree(cache)
+    raw = bytearray(packed.read_bytes())  # the header's fingerprint changed, the arrays intact
+    at = raw.index(b'"fingerprint": "') + len(b'"fingerprint": "')
+    raw[at:at + 4] = b"0000" if raw[at:at + 4] != b"0000" else b"1111"
+    (tmp_path / "other.dwpack").write_bytes(bytes(raw))
+    with pytest.raises(InputError, match="does not rebuild the cache"):
+        pack.install_pack(tmp_path / "other.dwpack", cache)
+    assert _tree(cache) == before  # meta.json included: it used to be unlinked before the writes
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a tmpfs in a user namespace")
+def test_install_pack_on_a_full_disk_is_one_line_and_keeps_the_existing_cache(packed, tmp_path):
+    """On a small tmpfs (mounted in a user namespace): the first install fits; with the disk
+    then filled, a second one fails in one line, leaves no temporary file and the cache whole."""
+    import shutil
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode:
+        pytest.skip("no user namespaces here to mount a small tmpfs")
+    mount = tmp_path / "small"
+    mount.mkdir()
+    dwlib = f"{sys.executable} -m dwlib install-pack {packed}"
+    script = (f"mount -t tmpfs -o size=2m tmpfs {mount} && {dwlib} --cache-dir {mount}/a > /dev/null && "
+              f"find {mount} -type f -exec md5sum {{}} + | sort > {tmp_path}/before && "
+              f"(dd if=/dev/zero of={mount}/filler bs=4k 2>/dev/null; true) && "
+              f"{{ {dwlib} --cache-dir {mount}/a; echo rc=$?; {dwlib} --cache-dir {mount}/b; echo rc=$?; }} && "
+              f"rm {mount}/filler && find {mount} -type f -exec md5sum {{}} + | sort > {tmp_path}/after && "
+              f"find {mount} -name '.*' > {tmp_path}/hidden")
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.stdout.split() == ["rc=2", "rc=2"], (proc.stdout, proc.stderr[-3000:])
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2 and all("No space left on device; nothing was changed there" in x for x in lines), lines
+    assert (tmp_path / "before").read_text() == (tmp_path / "after").read_text() != ""
+    assert (tmp_path / "hidden").read_text() == ""  # no temporary left to keep the disk full

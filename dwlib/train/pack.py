@@ -41,13 +41,15 @@ import hashlib
 import json
 import lzma
 import os
+import shutil
+import stat
 import struct
 from pathlib import Path
 
 import numpy as np
 
 from dwlib.errors import InputError, require
-from dwlib.store import write_text
+from dwlib.store import check_kinds, write_text
 from dwlib.train import data as data_lib
 
 MAGIC = b"DWPACK1\n"
@@ -166,11 +168,18 @@ def _read_header(f, path: Path) -> tuple[dict, int]:
     return header, len(start) + n
 
 
+def _open(path: Path):
+    """``path`` opened for reading, or InputError unless it is a regular file (a FIFO would block)."""
+    require(not path.exists() or stat.S_ISREG(path.stat().st_mode),
+            f"pack {str(path)!r} is not a regular file (a FIFO, device or folder)")
+    return open(path, "rb")
+
+
 def read_header(path: str | os.PathLike) -> dict:
     """A pack's header, without reading its payload."""
     path = Path(path)
     try:
-        with open(path, "rb") as f:
+        with _open(path) as f:
             return _read_header(f, path)[0]
     except OSError as err:
         raise InputError(f"cannot read pack {str(path)!r}: {err.strerror}") from None
@@ -245,7 +254,7 @@ def load_pack(path: str | os.PathLike, expect: dict | None = None,
     path = Path(path)
     cache = Path(cache) if cache is not None else None
     try:
-        with open(path, "rb") as f:
+        with _open(path) as f:
             header, _ = _read_header(f, path)
             _check_expected(header, expect, path)
             if cache is not None:
@@ -307,8 +316,11 @@ def install_pack(path: str | os.PathLike, cache: str | os.PathLike | None = None
 
     The pack must hold the splits a run reads (train and valid, and select for a three-way
     split) whole, not a prefix, and the tokenizer; the folder's fingerprint, computed from what
-    was written, must equal the one the pack records. ``meta.json`` is written last, as
-    :mod:`dwlib.train.data` does, so an interrupted install leaves no cache.
+    was written, must equal the one the pack records. Every file is written first into a
+    temporary folder beside the cache (``.install-<pid>``, removed whatever happens), so a full
+    disk or a wrong fingerprint leaves an existing cache as it was, and one line says why; only
+    then are they renamed into place, ``meta.json`` last, as :mod:`dwlib.train.data` writes it,
+    so an install killed among the renames leaves no cache (it is installed again, or rebuilt).
     """
     header = read_header(path)
     three = bool(header.get("validation_split"))
@@ -321,18 +333,33 @@ def install_pack(path: str | os.PathLike, cache: str | os.PathLike | None = None
     arrays, header = load_pack(path)
     split_key = data_lib.SPLIT_KEY + (data_lib.SELECT_KEY if three else "")
     folder = data_lib.cache_dir(cache) / header["corpus_key"] / f"{split_key}-v{header['vocab_size']}"
+    stage = folder.parent / f".install-{os.getpid()}" / folder.name  # named as the folder: its split rule
+    check_kinds(folder, files=data_lib.CACHE_FILES)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        stage.mkdir(parents=True, exist_ok=True)
+        _stage(path, header, arrays, need, stage, three)
+        folder.mkdir(exist_ok=True)
+        (folder / "meta.json").unlink(missing_ok=True)
+        for name in ["tokenizer.json"] + [f"{n}.npy" for n in need] + ["meta.json"]:
+            os.replace(stage / name, folder / name)
     except OSError as err:
-        raise InputError(f"cannot create the cache folder {str(folder)!r}: {err.strerror}") from None
-    (folder / "meta.json").unlink(missing_ok=True)
-    write_text(folder / "tokenizer.json", header["tokenizer_json"])
+        raise InputError(f"cannot install pack {str(path)!r} into {str(folder)!r}: {err.strerror or err}; "
+                         "nothing was changed there") from None
+    finally:
+        shutil.rmtree(stage.parent, ignore_errors=True)
+    return folder
+
+
+def _stage(path, header: dict, arrays: dict, need: tuple, stage: Path, three: bool) -> None:
+    """The cache's files, ``meta.json`` last, written into ``stage``; InputError when the arrays
+    do not give the fingerprint the pack records."""
+    write_text(stage / "tokenizer.json", header["tokenizer_json"])
     for name in need:
-        tmp = folder / f".{name}.npy.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            np.save(f, np.asarray(arrays[name], dtype=np.uint16))
-        os.replace(tmp, folder / f"{name}.npy")
-    fingerprint = data_lib.fingerprint(folder)
+        with open(stage / f"{name}.npy", "wb") as f:  # Python's writes: a full disk is OSError(ENOSPC)
+            arr = np.ascontiguousarray(arrays[name], dtype=np.uint16)
+            np.lib.format.write_array_header_1_0(f, np.lib.format.header_data_from_array_1_0(arr))
+            f.write(memoryview(arr).cast("B"))
+    fingerprint = data_lib.fingerprint(stage)
     require(header.get("fingerprint") in (None, fingerprint),
             f"pack {str(path)!r} does not rebuild the cache it was made from (fingerprint {fingerprint}, "
             f"not {header.get('fingerprint')})")
@@ -342,5 +369,4 @@ def install_pack(path: str | os.PathLike, cache: str | os.PathLike | None = None
                                                           "tokenizer_sha256": header["tokenizer_sha256"]}}
     if three:
         meta["validation"] = f"every {data_lib.HELD_OUT_EVERY}th document + 1"
-    write_text(folder / "meta.json", json.dumps(meta, indent=2))
-    return folder
+    write_text(stage / "meta.json", json.dumps(meta, indent=2))
