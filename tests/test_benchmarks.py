@@ -83,7 +83,9 @@ def test_the_group_benchmark_measures_a_presets_sweep_average_against_one_run():
     row = json.loads(out.stdout.strip().splitlines()[-1])
     assert [g["shape"] for g in row["groups"]] == [[2, 88, 11], [8, 48, 6]] and row["runs_per_group"] == 2
     assert row["single_run_shape"] == [8, 48, 6] and row["sweep_gflop_s"] > 0 and row["single_run_gflop_s"] > 0
-    assert row["sweep_over_single"] == pytest.approx(row["sweep_gflop_s"] / row["single_run_gflop_s"], rel=0.02)
+    # the ratio is printed to 3 decimals and the rates to 2: on a loaded machine (a ratio of 0.033) rounding alone moves it by 2%
+    assert row["sweep_over_single"] == pytest.approx(row["sweep_gflop_s"] / row["single_run_gflop_s"], rel=0.02,
+                                                     abs=2e-3)
 
 
 @pytest.fixture(scope="module")
