@@ -1,11 +1,20 @@
-"""The ``dwlib`` program (``dwlib ...`` and ``python -m dwlib ...``)."""
+"""The ``dwlib`` program (``dwlib ...`` and ``python -m dwlib ...``).
+
+Signals are taken over before anything else is imported (:mod:`dwlib.interrupts`: the command
+line's imports take seconds, jax among them), so that Ctrl-C or SIGTERM at any moment ends the
+program with one line and exit status 130 or 143.
+"""
 
 import os
 import re
 import sys
 
+from dwlib import interrupts
+
+interrupts.install()  # first: before the command line's imports
+
 try:
-    from dwlib.cli import main
+    from dwlib.cli import main as run  # noqa: E402
 except ValueError as err:  # JAX reads its JAX_* variables as it is imported: a bad value is one line
     if (flag := re.search(r"for (?:JAX flag |environment ')(\w+)", str(err))) is None:
         raise
@@ -16,5 +25,17 @@ except ValueError as err:  # JAX reads its JAX_* variables as it is imported: a 
 # A path or a name the output's encoding cannot show (PYTHONIOENCODING=ascii) is written escaped.
 sys.stdout.reconfigure(errors="backslashreplace")
 
-if __name__ == "__main__":  # spawned workers (dwlib sweep --jobs) import this module again
-    raise SystemExit(main())
+
+def main() -> None:
+    """The console script's entry: run the command line, then end the process with its status."""
+    try:
+        code = run()
+    except SystemExit as stop:  # argparse: --help, or a usage error (its line is written)
+        code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
+        if not isinstance(stop.code, (int, type(None))):
+            print(stop.code, file=sys.stderr)
+    interrupts.finish(code)
+
+
+if __name__ == "__main__":  # not when a spawned worker (dwlib sweep --jobs) imports it again
+    main()

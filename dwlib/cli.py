@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
 
-from dwlib import env, fmt
+from dwlib import env, fmt, interrupts
 from dwlib.cli_format import (print_advise_budget, print_advise_depth, print_bounds, print_corollary1,
                               print_cost, print_installed_pack, print_json, print_pack, print_plan,
                               print_verdict, seprank_lines)
@@ -25,7 +26,7 @@ from dwlib.core.bounds import (corollary1_width, depth_threshold, log3_to_log10,
                                separation_rank_bounds)
 from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE, LOG_WIDTH_INTERCEPT, Fit,
                             nearby_shapes, parse_budget, practical_shape, verdict, width_for_depth)
-from dwlib.errors import InputError, environment_problem, require
+from dwlib.errors import InputError, Unfinished, environment_problem, require
 from dwlib.experiments import cost, seprank_sweep
 from dwlib.experiments import sweep as sweeps
 from dwlib.experiments.presets import PRESETS, get_preset
@@ -59,18 +60,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one subcommand; return its exit status: 0 done; 1 a training that did not complete,
-    or stdout closed early; 2 bad input, unusable state on disk, or a problem of the machine (disk
-    full, no permission, read-only, working directory deleted: :func:`dwlib.errors.environment_problem`),
-    as one line on stderr; 130 Ctrl-C, one line ("interrupted"; 128 + SIGINT, the shell's convention,
-    apart from 2 so scripts can tell a stop from bad input). Anything else is a bug: a traceback."""
+    """Run one subcommand; return its exit status: 0 done; 1 a training that did not complete
+    (a sweep's worker process killed: one line), or stdout closed early; 2 bad input, unusable state
+    on disk, or a problem of the machine (disk full, no permission, read-only, working directory
+    deleted: :func:`dwlib.errors.environment_problem`), as one line on stderr; 130 Ctrl-C (SIGINT),
+    143 SIGTERM, one line ("interrupted (SIGINT)"; 128 + the signal, the shell's convention, apart
+    from 2 so scripts can tell a stop from bad input; :mod:`dwlib.interrupts`). Anything else is a
+    bug: a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args) or 0)
-    except KeyboardInterrupt:
-        print(f"dwlib {args.command}: interrupted", file=sys.stderr)
-        return 130
+        with interrupts.armed(args.command):
+            return int(args.run(args) or 0)
+    except KeyboardInterrupt as err:  # Ctrl-C, or interrupts.Interrupted (SIGINT or SIGTERM)
+        signum = getattr(err, "signum", signal.SIGINT)
+        interrupts.say(args.command, signum, sys.stderr)
+        return interrupts.status(signum)
+    except Unfinished as err:
+        print(f"dwlib {args.command}: {err}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # the reader went away (``dwlib ... | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

@@ -99,7 +99,7 @@ def test_train_refuses_bad_shape_before_writing_anything(tmp_path, refused):
 
 
 @pytest.mark.parametrize("raised, status, line", [
-    (KeyboardInterrupt(), 130, "dwlib bounds: interrupted\n"),
+    (KeyboardInterrupt(), 130, "dwlib bounds: interrupted (SIGINT)\n"),
     (OSError(28, "No space left on device", "/full/disk/metrics.jsonl"), 2,
      "dwlib bounds: error: /full/disk/metrics.jsonl: No space left on device\n"),
     (PermissionError(13, "Permission denied", "/locked"), 2, "dwlib bounds: error: /locked: Permission denied\n"),

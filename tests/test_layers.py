@@ -7,7 +7,7 @@ dwlib is built in layers, each importing only those below it:
     train/       model, data, optimiser, step, loop, process set-up
     experiments/ presets, sweeps, transitions, catalogues
     viz/         charts and widgets            (the only place for altair and ipywidgets)
-    book, cli    the chapters' helpers and the command line (cli, cli_format; the only place for argparse)
+    book, cli    the chapters' helpers and the command line (cli, cli_format, interrupts; the only place for argparse)
 
 These tests read the import statements (``ast``), so they run without importing anything.
 """
@@ -27,7 +27,7 @@ MAX_LINES = 450
 
 RANKS = {"core": 1, "train": 2, "experiments": 3, "viz": 4}
 BASE = {"__init__", "errors", "fmt", "store", "env"}
-TOP = {"book", "cli", "cli_format", "__main__"}
+TOP = {"book", "cli", "cli_format", "interrupts", "__main__"}
 UI_PACKAGES = {"altair", "ipywidgets", "argparse"}
 IO_MODULES = {"os", "sys", "pathlib", "json", "pickle", "gzip", "logging", "warnings", "subprocess", "time", "tqdm",
               "importlib", "shutil", "tempfile", "socket", "dwlib.store"}

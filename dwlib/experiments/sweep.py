@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.connection
 import os
-import queue
+import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from dwlib.errors import StateError, require, require_int
+from dwlib.errors import InputError, StateError, Unfinished, require, require_int
 from dwlib.experiments import group_sweep
 from dwlib.experiments.sweep_state import (FATAL_ERRNOS, OUTCOMES, Outcome, check_owner, move_aside, one_line,  # noqa: F401
                                            claim, git_commit, parse_shard, run_state, shard_of,
@@ -168,43 +170,102 @@ def _train_one(task) -> dict:
     return record(run_dir)
 
 
-def _worker(core: int | None, tasks: list, done) -> None:
+def _worker(core: int | None, tasks: list, conn) -> None:
     """A side-by-side worker: pin to one core, one XLA CPU device, then train its tasks in turn,
-    putting (key, outcome, times set aside) on the queue ``done``."""
+    sending (key, outcome, times set aside) through ``conn`` as each ends; an error that ends a
+    sweep (a full disk, bad input) is sent for the parent to raise. Ctrl-C is the parent's to handle:
+    SIGINT is ignored here (the parent stops its workers), and a worker whose parent is gone ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_end_with_parent, name="dwlib-parent", daemon=True).start()
+    tqdm.set_lock(threading.RLock())  # not tqdm's multiprocessing lock, which a killed worker would leak
     if core is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
     os.environ["DWLIB_CPU_DEVICES"] = "1"
-    for task in tasks:
-        done.put((task[1]["key"], *_attempt(task, stderr_line)))
+    try:
+        for task in tasks:
+            conn.send((task[1]["key"], *_attempt(task, stderr_line)))
+    except (InputError, OSError) as err:  # as in one process: the sweep ends with it
+        conn.send(err)
+    finally:
+        conn.close()
+
+
+def _end_with_parent() -> None:
+    """End this worker as soon as its parent process has ended (killed without stopping it)."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        parent.join()
+        os._exit(1)
+
+
+@contextlib.contextmanager
+def _sigint_blocked():
+    """SIGINT blocked in this thread for the block. A worker started in it inherits the mask, so the
+    Ctrl-C a terminal sends to the whole process group never reaches it, not even during its imports
+    (its parent stops it); here the signal is handled all the same, by another thread's C handler."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    was = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, was)
 
 
 def _run_side_by_side(tasks: list, jobs: int, bar, counts: dict) -> None:
-    """Run ``tasks`` in ``jobs`` spawned processes (round robin), counting outcomes as runs end."""
+    """Run ``tasks`` in ``jobs`` spawned processes (round robin), counting outcomes as runs end.
+    :class:`~dwlib.errors.Unfinished` (one line) when a worker ended before its runs did (killed;
+    or a bug, whose traceback it printed); a worker's error that ends a sweep is raised here. The
+    workers talk through pipes (no semaphores to leak), and however this ends (Ctrl-C included)
+    none is left running."""
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     ctx = multiprocessing.get_context("spawn")
-    done = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(cores[i % len(cores)] if cores else None, tasks[i::jobs], done))
-             for i in range(min(jobs, len(tasks)))]
-    for p in procs:
-        p.start()
-    seen = 0
-    while seen < len(tasks):
-        alive = any(p.is_alive() for p in procs)
-        try:
-            _key, outcome, set_aside = done.get(timeout=1.0 if alive else 0.1)
-        except queue.Empty:
-            if alive:
-                continue
-            break
-        _count(counts, outcome, set_aside)
-        bar.update(1)
-        seen += 1
-    for p in procs:
-        p.join()
-    failed = [i for i, p in enumerate(procs) if p.exitcode != 0]
+    workers = {}  # receiving end of a worker's pipe -> the worker
+    try:
+        for i in range(min(jobs, len(tasks))):
+            receive, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_worker, args=(cores[i % len(cores)] if cores else None, tasks[i::jobs], send),
+                               daemon=True, name=f"dwlib-sweep-worker-{i}")
+            with _sigint_blocked():
+                proc.start()
+            send.close()
+            workers[receive] = proc
+        talking = list(workers)
+        while talking:
+            for conn in multiprocessing.connection.wait(talking):
+                try:
+                    message = conn.recv()
+                except EOFError:  # the worker has ended
+                    talking.remove(conn)
+                    continue
+                if isinstance(message, BaseException):
+                    raise message
+                _count(counts, *message[1:])
+                bar.update(1)
+        for proc in workers.values():
+            proc.join()
+    finally:
+        for proc in workers.values():
+            if proc.is_alive():  # stopped early (Ctrl-C, another worker's error): killed, as it may be at any time
+                proc.kill()
+        for conn, proc in workers.items():
+            proc.join()
+            conn.close()
+    failed = [(i, p.exitcode) for i, p in enumerate(workers.values()) if p.exitcode != 0]
     if failed:
-        raise RuntimeError(f"sweep workers {failed} failed (exit codes {[procs[i].exitcode for i in failed]}); "
-                           "finished runs are kept, run the sweep again to retry the others")
+        how = ", ".join(f"worker {i} {_ended(code)}" for i, code in failed)
+        raise Unfinished(f"sweep {how} before {'its' if len(failed) == 1 else 'their'} runs finished; finished "
+                         "runs are kept: run the sweep again to train the others")
+
+
+def _ended(code: int) -> str:
+    """How a worker process ended, from its exit code: 'was killed by SIGKILL', 'was stopped by
+    SIGTERM' (128 + the signal: its handler's status), 'exited with status 1'."""
+    for number, verb in ((-code, "was killed by"), (code - 128, "was stopped by")):
+        if number in set(signal.Signals):
+            return f"{verb} {signal.Signals(number).name}"
+    return f"exited with status {code}"
 
 
 def replay(rec: dict, steps: int = 100, cache_dir: str | None = None) -> dict:
