@@ -43,6 +43,7 @@ from dwlib.store import exclusive, write_json, write_lines
 from dwlib.train.checkpoint import check_out_dir, metric_line
 from dwlib.train import data as data_lib
 from dwlib.train.config import TrainConfig, run_key
+from dwlib.train.memory import check_fits
 from dwlib.train.model import parameter_counts
 from dwlib.train.multi import make_group_steps, group_key, train_group
 from dwlib.train.process import hardware, prepare_process
@@ -160,6 +161,7 @@ def _train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, pr
     """Train the runs ``todo`` of one group together and commit each; their (outcome, set aside)."""
     cfgs = [r["config"].replace(cache_dir=cache_dir) for r in todo]
     cfg = cfgs[0]
+    check_fits(cfg, list(make_group_steps(group_key(cfg), len(cfgs)).mesh.devices.flat), runs=len(cfgs))
     corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, seq_len=cfg.model.seq_len,
                                   validation_split=cfg.validation_split)
     t0 = time.perf_counter()

@@ -39,6 +39,7 @@ from dwlib.train import data as data_lib
 from dwlib.train.checkpoint import (RunDir, check_out_dir, check_run_dir, metrics_problem, read_json, read_metrics,
                                     summary_problem)
 from dwlib.train.config import TrainConfig, check_same_run
+from dwlib.train.memory import check_fits
 from dwlib.train.model import init_params, parameter_counts
 from dwlib.train.process import data_devices, prepare_process
 from dwlib.train.step import Steps, make_mesh, make_steps
@@ -74,6 +75,7 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
     cfg = (TrainConfig.from_dict(config) if isinstance(config, dict) else config).validate()
     prepare_process()
     devices = data_devices(cfg.batch_size)
+    check_fits(cfg, devices)  # a step past the device's memory: one line, before any file is written
     out = check_out_dir(cfg.out_dir) if cfg.out_dir is not None else None
     lead = jax.process_index() == 0
     with _claimed(out, lead):
