@@ -3,6 +3,7 @@ first seed, the other seeds at the rate chosen on the validation split, each gro
 whole and never trained again, run directories a single run would have written."""
 
 import dataclasses
+import subprocess
 
 import numpy as np
 import pytest
@@ -87,6 +88,49 @@ def test_a_sweep_killed_during_a_group_keeps_the_groups_before_it(corpus, tmp_pa
     monkeypatch.setattr(gs, "train_group", real)
     again = sw.run(sweep, out, progress=False)
     assert again.counts["before"] == 2 and again.counts["completed"] == 2
+
+
+@pytest.mark.slow  # one group trained twice (43 s measured on the shared 2-core machine at load 5)
+def test_a_sweep_killed_between_two_commits_retrains_the_whole_group_bit_for_bit(corpus, tmp_path, monkeypatch):
+    """Killed after committing the first run of a group: the next sweep removes the temporary a
+    dead process left, trains the group again as it was composed and commits the missing run,
+    whose curve is the first training's bit for bit (a group of one differs in the last digits)."""
+    sweep, out = tiny(corpus, depths=(1,), seeds=(0,), select_seeds=None, lrs=(1e-3, 4e-3)), tmp_path / "out"
+    real_train, real_commit, curves, committed = gs.train_group, gs._commit, [], []
+
+    def recorded(cfgs, **kw):
+        state, runs = real_train(cfgs, **kw)
+        curves.append(runs)
+        return state, runs
+
+    def killed_after_one(row, *args):
+        if committed:
+            raise KeyboardInterrupt
+        committed.append(row["key"])
+        return real_commit(row, *args)
+
+    monkeypatch.setattr(gs, "train_group", recorded)
+    monkeypatch.setattr(gs, "_commit", killed_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        sw.run(sweep, out, progress=False)
+    rows = [r for g in gs.groups(sweep, out) for r in g["rows"]]
+    assert [r["state"] for r in rows] == ["done", "todo"] and rows[0]["key"] == committed[0]
+    first = (out / "runs" / rows[0]["key"] / "metrics.jsonl").read_bytes()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = out / "runs" / f".{rows[1]['key']}.{dead.pid}.group"  # as a kill at the commit's first moment leaves it
+    stale.mkdir()
+    (stale / "config.json").write_text("{")
+    monkeypatch.setattr(gs, "_commit", real_commit)
+    again = sw.run(sweep, out, progress=False)
+    assert again.counts["completed"] == 1 and again.counts["before"] == 1 and not stale.exists()
+    assert len(curves) == 2 and curves[1] == curves[0]  # the whole group again, bit for bit
+    assert (out / "runs" / rows[0]["key"] / "metrics.jsonl").read_bytes() == first  # not committed twice
+    cfg = rows[1]["config"]
+    unit = gs.make_group_steps(gs.group_key(cfg), 2).unit_schedule
+    lines, _ = gs._curve_lines(curves[0][1], cfg.steps, unit, cfg.optim.lr)
+    assert (out / "runs" / rows[1]["key"] / "metrics.jsonl").read_text() == "".join(x + "\n" for x in lines)
+    assert rc.record(out / "runs" / rows[1]["key"])["group"]["runs"] == 2
 
 
 def test_group_presets_refuse_side_by_side_jobs_and_unknown_rules(corpus, tmp_path):

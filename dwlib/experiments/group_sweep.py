@@ -17,8 +17,12 @@ Shards split a sweep by shape. The rate chosen for each shape is not stored: it 
 again from the runs' records whenever it is needed (:func:`dwlib.experiments.selection.choose`).
 A group run's ``tokens_per_s`` is its tokens over the group's wall
 time, compilation included (the group's rate, in ``sweep_meta.json``, is that times its runs).
-A group resumed with some of its runs committed trains the rest as a smaller group: equal to
-what the whole group gives up to float rounding (tests/test_multi.py), not bit for bit.
+A group met with some of its runs committed and others not (a sweep killed between two of its
+renames) is trained again whole, as it was composed, and only its missing runs are committed:
+every run is what its whole group gives, bit for bit (a smaller group gives it only up to float
+rounding, tests/test_multi.py: issue 39 met eval 5.643881 where the whole group gives 5.643529).
+A run's temporary ``.<key>.<pid>.group`` left by a process killed in its commit is removed when
+a sweep starts, once that process is gone.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -158,8 +163,11 @@ def _commit(row: dict, curve: dict, unit, meta: dict, run_info: dict, log) -> tu
 
 
 def _train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, progress: bool, log) -> list:
-    """Train the runs ``todo`` of one group together and commit each; their (outcome, set aside)."""
-    cfgs = [r["config"].replace(cache_dir=cache_dir) for r in todo]
+    """Train one group together, every run of it as it was composed (those already committed
+    too, so that each run is what the whole group computes, bit for bit), and commit the runs
+    ``todo``; their (outcome, set aside)."""
+    rows = group["rows"]
+    cfgs = [r["config"].replace(cache_dir=cache_dir) for r in rows]
     cfg = cfgs[0]
     check_fits(cfg, list(make_group_steps(group_key(cfg), len(cfgs)).mesh.devices.flat), runs=len(cfgs))
     corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, seq_len=cfg.model.seq_len,
@@ -175,13 +183,35 @@ def _train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, pr
                         "processes": jax.process_count()},
             "corpus": {"name": cfg.corpus, "tokens": corpus_meta["tokens"], "fingerprint": corpus_meta["fingerprint"]}}
     p = group["point"]
-    outcomes = []
-    for row, curve in zip(todo, curves):
-        meta = {**env, "key": row["key"], "target_budget": p.target_budget, "wall_seconds": round(seconds / len(todo), 2),
-                "group": {"stage": group["stage"], "runs": len(todo), "wall_seconds": round(seconds, 2),
-                          "tokens_per_s": round(len(todo) * run_tokens / seconds, 1), "chunk": sweep.chunk}}
+    outcomes, wanted = [], {r["key"] for r in todo}
+    for row, curve in zip(rows, curves):
+        if row["key"] not in wanted:  # committed before: trained again only to keep the group whole
+            continue
+        meta = {**env, "key": row["key"], "target_budget": p.target_budget, "wall_seconds": round(seconds / len(rows), 2),
+                "group": {"stage": group["stage"], "runs": len(rows), "wall_seconds": round(seconds, 2),
+                          "tokens_per_s": round(len(rows) * run_tokens / seconds, 1), "chunk": sweep.chunk}}
         outcomes.append(_commit(row, curve, steps.unit_schedule, meta, info, log))
     return outcomes
+
+
+def _remove_stale_temporaries(runs: Path, log) -> None:
+    """Remove the ``.<key>.<pid>.group`` folders (:func:`_commit`'s) of processes that have ended."""
+    for tmp in runs.glob(".*.group"):
+        match = re.fullmatch(r"\.([0-9a-f]+)\.(\d+)\.group", tmp.name)
+        if match is None or int(match[2]) == os.getpid() or _alive(int(match[2])):
+            continue
+        shutil.rmtree(tmp, ignore_errors=True)
+        log(f"run {match[1]}: removed {tmp.name}, left by a sweep killed while it committed the run")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
 
 
 def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: str | None = None,
@@ -197,9 +227,10 @@ def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: 
     base.check_owner(sweep, out)
     base.claim(sweep, out)
     (out / "runs").mkdir(exist_ok=True)
+    log = log or base.stderr_line
+    _remove_stale_temporaries(out / "runs", log)
     env = {"sweep": sweep.name, "hardware": hardware(), "git_commit": base.git_commit(), "trainer": "group"}
     counts = dict.fromkeys(base.OUTCOMES, 0)
-    log = log or base.stderr_line
     trained = 0
     label = f"sweep {sweep.name} shard {shard[0]}/{shard[1]}"
     bar = tqdm(total=len(base.shard_of(sweep.points(), shard)) * sweep.runs_per_point(), unit="run",
