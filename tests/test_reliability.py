@@ -312,6 +312,22 @@ def test_a_corpus_folder_with_a_link_to_nothing_or_a_folder_named_txt_is_refused
         target.unlink()
 
 
+def test_a_corpus_whose_name_is_not_utf8_trains(world, tmp_path):
+    """A corpus file or folder named with an undecodable byte (Python's str holds a surrogate):
+    its cache key hashed the name as UTF-8 and failed; now the name's own bytes (the same bytes
+    for a UTF-8 name, so no cache key changes)."""
+    folder = tmp_path / os.fsdecode(b"docs\xff")
+    folder.mkdir()
+    for i in range(30):
+        (folder / f"d{i}.txt").write_text(TEXT * 4)
+    for corpus in (str(folder), str(tmp_path / os.fsdecode(b"c\xfe.txt"))):
+        if corpus.endswith(".txt"):
+            Path(corpus).write_text((world / "corpus.txt").read_text())
+        cfg = config(world, "x", corpus=corpus, steps=2, eval_interval=0, checkpoint_interval=1,
+                     out_dir=str(tmp_path / f"run-{len(corpus)}"), cache_dir=str(tmp_path / "cache"))
+        assert train(cfg, progress=False, verbose=False)["status"] == "completed"
+
+
 @pytest.mark.parametrize("entry", ["valid.npy", "train.npy", "tokenizer.json", "meta.json"])
 def test_a_cache_file_of_the_wrong_kind_is_refused_not_rebuilt_over(world, entry):
     from dwlib.train import data

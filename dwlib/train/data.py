@@ -217,7 +217,7 @@ def _corpus_key(corpus: str, cache: str | os.PathLike | None = None) -> str:
     ident = hashlib.sha1()
     for f in files:
         st = f.stat()
-        ident.update(f"{f}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+        ident.update(os.fsencode(f"{f}|{st.st_size}|{st.st_mtime_ns}\n"))  # the same bytes for a UTF-8 name
     stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.name)[:40]
     return f"file-{stem}-{ident.hexdigest()[:12]}"
 
