@@ -212,7 +212,7 @@ def test_output_directories_that_are_not_runs_are_refused(world, tmp_path, capsy
     (tmp_path / "file").write_text("x")
     status, err, out = cli_train(root, str(tmp_path / "file"), capsys)
     refused(status, err, "is not a directory", out)
-    status, err, out = cli_train(root, str(tmp_path / "new"), capsys, "--seq-len", "100000")
+    status, err, out = cli_train(root, str(tmp_path / "new"), capsys, "--seq-len", "5000")  # fits in memory, not in the corpus
     refused(status, err, "seq_len", out)
     assert not (tmp_path / "new").exists()  # refused before anything is created
 
