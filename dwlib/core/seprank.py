@@ -348,19 +348,22 @@ def saturate(depth, width, heads, n_positions, start: int = 4, step: int = 2, ma
     """Grow the grid M = start, start + step, ... until the rank stops growing: ``patience``
     successive enlargements leave it unchanged (and below the grid cap). Returns the last
     :func:`measure` dict plus ``history`` [(M, rank, grid cap)] and ``saturated`` (False if
-    max_templates came first). ``measure_with``: :func:`measure` or a wrapper of it (the sweep
-    times each measurement)."""
+    max_templates, or the largest grid measured (MAX_GRID_POINTS), came first). ``measure_with``:
+    :func:`measure` or a wrapper of it (the sweep times each measurement)."""
     require_int("patience", patience)
-    history, last = [], None
+    require(start ** n_positions <= MAX_GRID_POINTS,
+            f"M^N = {start}^{n_positions} grid points is too many (at most 2^24)")
+    history, last, saturated = [], None, False
     M = start
-    while M <= max_templates:
+    while M <= max_templates and M ** n_positions <= MAX_GRID_POINTS:
         last = measure_with(depth, width, heads, n_positions, M, **kw)
         history.append([M, last["rank"], last["grid_cap"]])
         tail = history[-(patience + 1):]
         if len(tail) == patience + 1 and len({h[1] for h in tail}) == 1 and tail[0][1] < tail[0][2]:
+            saturated = True
             break
         M += step
-    return {**last, "history": history, "saturated": M <= max_templates}
+    return {**last, "history": history, "saturated": saturated}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ publishes it into the package.
 
 from __future__ import annotations
 
+import functools
 import time
 from math import comb
 
@@ -116,42 +117,114 @@ def sweep(quick: bool = False, log=print) -> dict:
 
 # One measurement asked for by hand (``dwlib seprank``): sizes past these are refused outright
 # (3^L at depth 64 has 31 digits; a grid of 2^24 points needs N <= 24 at M = 2), and the rest by
-# the estimated time, measured on the 2-core CI machine: about 1e8 operations a second for the
-# grid's evaluation (M^N points, L N (N + d_x) d_x each) and for the elimination (rank x rows x
-# columns), plus the compilation of the grid's function once per prime and grid size (about
-# 0.5 s + 0.4 s per layer: the L layers are unrolled).
+# the estimated time. Its model, calibrated on the 2-core CI machine (2026-11-26, load average
+# about 2): per prime and grid size M, XLA compiles the grid's function once (COMPILE_SECONDS
+# + COMPILE_PER_LAYER L: 0.4-0.9 s measured at L = 1-3, N = 4-10); per weight draw, the M^N grid
+# points, POINT_SECONDS x L N (N + d_x) (d_x + 4) each (the analysed network over GF(p):
+# 0.56 us a point at L = 1, N = 4, d_x = 2; 16.9 us at d_x = 32; 6.4 us at N = 10, d_x = 4;
+# within 1.4x of this at the ten shapes measured), and the elimination, ELIM_SECONDS per entry
+# it updates, sum over the r pivots of (rows - k)(cols - k) (0.40 s for 500 x 500 at rank 200,
+# 4.3 s for 1000 x 1000 at full rank). Other jobs slow XLA's threads far more than numpy's (at a
+# load average of 8 on this machine the grid took 10x as long, the elimination 2.3x), so before
+# estimating, :func:`speed` times both now on a small probe and scales the model by what it finds.
+# Which grids a measurement grows through depends on the rank it finds: :func:`predicted_ranks`.
+# Estimated / measured seconds of whole measurements (2026-11-26, load average 0.7-1.3, probe
+# (1.0, 1.3)); L, d_x, H, N: 1, 2, 1, 4: 3.3 / 2.7; 1, 8, 1, 4: 7.4 / 8.3; 1, 16, 2, 4: 30 / 31;
+# 1, 4, 2, 6: 16 / 21; 2, 2, 1, 4: 6.1 / 5.8; 2, 3, 1, 4: 11.6 / 9.3; 1, 8, 2, 6: 226 / 252;
+# 1, 32, 2, 4: 884 / 629; at M = 30 and 20, 1, 4, 1, 4: 5.4 / 5.8 and 2, 4, 2, 4: 3.5 / 3.2:
+# 0.77x to 1.41x. The model before this one (1e8 operations a second, its own grid schedule, no
+# probe) estimated 92 s for 1, 32, 2, 4 and 43 s for 1, 8, 2, 6 (issue 39).
 MEASURE_LIMITS = {"depth": 64, "width": 4096, "heads": 4096, "positions": 24, "templates": 1 << 24, "draws": 1000}
-OPS_PER_SECOND = 1e8
+POINT_SECONDS = 4.6e-9
+ELIM_SECONDS = 1.3e-8
+COMPILE_SECONDS, COMPILE_PER_LAYER = 0.35, 0.2
 MAX_SECONDS = 120  # estimated; --allow-slow lifts it
 SATURATE = dict(start=4, step=2, max_templates=64, patience=2)  # seprank.saturate's defaults
+PROBE = dict(depth=1, width=4, heads=1, positions=4, templates=16, rows=200, rank=100)
 
 
-def _measure_seconds(depth, width, positions, M, part_a, position, primes, draws, poly_dim) -> float:
-    """Estimated seconds of one :func:`seprank.measure` (``primes`` x ``draws`` repeats)."""
+def _grid_seconds(depth, width, positions, M, speed=(1.0, 1.0)) -> tuple[float, float]:
+    """The model's seconds to compile the grid's function once, and to evaluate it once."""
+    return (speed[0] * (COMPILE_SECONDS + COMPILE_PER_LAYER * depth),
+            speed[0] * M ** positions * POINT_SECONDS * depth * positions * (positions + width) * (width + 4))
+
+
+def _elimination_seconds(rows, cols, r, speed=(1.0, 1.0)) -> float:
+    return speed[1] * ELIM_SECONDS * (r * rows * cols - r * r * (rows + cols) / 2 + r ** 3 / 3)
+
+
+@functools.lru_cache(maxsize=1)
+def speed() -> tuple[float, float]:
+    """How much slower than the calibration (XLA's grid, numpy's elimination) this machine runs
+    now, from a probe: the grid of :data:`PROBE` compiled and evaluated (0.6 s at the
+    calibration's load) and an elimination of a 200 x 200 matrix of rank 100 (0.03 s). Timed once
+    per process; each factor within [0.2, 50]."""
+    p, k = PROBE, seprank.PRIMES[0]
+    params = seprank.field_params(p["depth"], p["width"], p["heads"], k, seed=99)
+    t0 = time.perf_counter()
+    seprank.grid_values(params, seprank.templates(p["templates"], p["width"], seed=99), p["positions"], modulus=k)
+    t1 = time.perf_counter()
+    rng = np.random.default_rng(99)
+    low = rng.integers(0, 1000, (p["rows"], p["rank"])) @ rng.integers(0, 1000, (p["rank"], p["rows"]))
+    seprank.rank_mod_p(low % k, k)
+    t2 = time.perf_counter()
+    grid = sum(_grid_seconds(p["depth"], p["width"], p["positions"], p["templates"]))
+    elimination = _elimination_seconds(p["rows"], p["rows"], p["rank"])
+    return min(max((t1 - t0) / grid, 0.2), 50.0), min(max((t2 - t1) / elimination, 0.2), 50.0)
+
+
+def _measure_seconds(depth, width, positions, M, part_a, position, primes, draws, rank, speed) -> float:
+    """Estimated seconds of one :func:`seprank.measure` (``primes`` x ``draws`` repeats) whose
+    grid matrix has rank ``rank``."""
     def side(part):  # the distinct rows (or columns) a grid of M templates can give
         k = len(part) - (position in part)
         return min(M ** len(part), (M if position in part else 1) * comb(M + k - 1, k))
 
-    rows, cols = side(part_a), side([p for p in range(positions) if p not in part_a])
-    ops = M ** positions * depth * positions * (positions + width) * width + min(poly_dim, rows, cols) * rows * cols
-    return primes * (draws * ops / OPS_PER_SECOND + 0.5 + 0.4 * depth)
+    rows, cols = sorted((side(part_a), side([p for p in range(positions) if p not in part_a])))
+    compile_once, evaluate = _grid_seconds(depth, width, positions, M, speed)
+    return primes * (compile_once + draws * (evaluate + _elimination_seconds(rows, cols, min(rank, rows), speed)))
+
+
+def schedule(positions: int, templates=None) -> list[int]:
+    """The grid sizes M a measurement may try: ``templates``, or :func:`seprank.saturate`'s
+    default schedule up to its cap and the largest grid the measurement takes (MAX_GRID_POINTS)."""
+    if templates is not None:
+        return [templates]
+    grids = range(SATURATE["start"], SATURATE["max_templates"] + 1, SATURATE["step"])
+    return [M for M in grids if M ** positions <= seprank.MAX_GRID_POINTS]
+
+
+def predicted_ranks(depth, width, positions, part_a, position, residual=False) -> list[tuple[int, int]]:
+    """[(M, rank)] of :func:`seprank.saturate` as the stored measurements (``dwlib/data/seprank.json``)
+    predict it: the rank a grid grows to is d_x + 1 at depth 1 and about 0.28 / 2^(L-1) of the
+    polynomial-space bound of N = 4 deeper (within 1.45x of the 22 shapes stored, N = 2, 4, 6 and
+    the residual included); at depth 1 the rank of a grid of M templates is at most M, deeper its
+    grid cap; the grid grows until ``patience`` enlargements leave the rank below its cap."""
+    b = [p for p in range(positions) if p not in part_a]
+    poly = seprank.polynomial_dimension(depth, width, len(part_a), len(b), residual)
+    reach = width + 1 if depth == 1 else 0.28 / 2 ** (depth - 1) * seprank.polynomial_dimension(depth, width, 2, 2,
+                                                                                                  residual)
+    history = []
+    for M in schedule(positions):
+        cap = seprank.grid_cap(M, positions, part_a, b, position)
+        history.append((M, min(max(2, round(reach)), poly, cap, M if depth == 1 else cap), cap))
+        tail = history[-(SATURATE["patience"] + 1):]
+        if len(tail) == SATURATE["patience"] + 1 and len({h[1] for h in tail}) == 1 and tail[0][1] < tail[0][2]:
+            break
+    return [(M, rank) for M, rank, _ in history]
 
 
 def estimate_seconds(depth, width, positions, templates, part_a, position, primes=2, draws=2, residual=False) -> float:
     """Estimated seconds of a measurement at ``templates`` M, or (None) of :func:`seprank.saturate`
-    with its default schedule, up to the grid where the rank can stop: its cap passes the
-    polynomial-space bound (the rank never exceeds it) and ``patience`` more steps."""
-    poly = seprank.polynomial_dimension(depth, width, len(part_a), positions - len(part_a), residual)
+    with its default schedule, grid by grid as :func:`predicted_ranks` predicts it, at this
+    machine's current :func:`speed`."""
+    grids = predicted_ranks(depth, width, positions, part_a, position, residual)
     if templates is not None:
-        return _measure_seconds(depth, width, positions, templates, part_a, position, primes, draws, poly)
-    total, M, stop = 0.0, SATURATE["start"], SATURATE["max_templates"]
-    while M <= stop and M ** positions <= seprank.MAX_GRID_POINTS:
-        total += _measure_seconds(depth, width, positions, M, part_a, position, primes, draws, poly)
-        b = [p for p in range(positions) if p not in part_a]
-        if stop == SATURATE["max_templates"] and seprank.grid_cap(M, positions, part_a, b, position) > poly:
-            stop = M + SATURATE["patience"] * SATURATE["step"]
-        M += SATURATE["step"]
-    return total
+        poly = seprank.polynomial_dimension(depth, width, len(part_a), positions - len(part_a), residual)
+        grids = [(templates, poly)]
+    now = speed()
+    return sum(_measure_seconds(depth, width, positions, M, part_a, position, primes, draws, rank, now)
+               for M, rank in grids)
 
 
 def measure_one(depth, width, heads, positions=4, part_a=None, position=1, entry=1, templates=None,
@@ -180,6 +253,12 @@ def measure_one(depth, width, heads, positions=4, part_a=None, position=1, entry
             f"--templates {templates} at {positions} positions is {templates}^{positions} grid points, "
             f"more than the {seprank.MAX_GRID_POINTS:,} the measurement takes")
     a0 = sorted(a - 1 for a in part_a)
+    grids = schedule(positions, templates)
+    require(templates is not None or len(grids) > SATURATE["patience"],
+            f"at {positions} positions {len(grids)} of the grids M = {SATURATE['start']}, "
+            f"{SATURATE['start'] + SATURATE['step']}, ... fit within the {seprank.MAX_GRID_POINTS:,} points a "
+            f"measurement takes, and the rank needs {SATURATE['patience'] + 1} to be seen to stop: fewer "
+            "--positions, or one grid with --templates")
     seconds = estimate_seconds(depth, width, positions, templates, a0, position - 1, primes, draws, residual)
     grid = f"{templates}^{positions} grid points" if templates else "the grid grown until the rank stops"
     require(allow_slow or seconds <= MAX_SECONDS,

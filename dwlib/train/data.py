@@ -93,7 +93,7 @@ def _check_regular(path: Path, folder_ok: bool = False) -> None:
     block or never end."""
     mode = path.stat().st_mode if path.exists() else 0  # 0: a symbolic link to nothing
     require(stat.S_ISREG(mode) or (folder_ok and stat.S_ISDIR(mode)),
-            f"corpus path {str(path)!r} is not a regular file{' or folder' * folder_ok} (a FIFO, device, link to nothing?)")
+            f"corpus path {str(path)!r} is not a regular file{' or folder' * folder_ok} (a FIFO, device, dangling link?)")
 
 
 def _read_text(path: Path) -> str:

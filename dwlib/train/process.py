@@ -131,7 +131,7 @@ def check_path_name(path: Path, what: str, directory: bool = False) -> None:
     for i, part in enumerate(path.parts):
         room = 0 if directory or i < len(path.parts) - 1 else 32
         require(len(os.fsencode(part)) + room <= name_max,
-                f"{what}: the name {part[:16]!r}... is {len(os.fsencode(part)):,} bytes long, past the {name_max - room} "
+                f"{what}: the name {part[:16]!r}... is {len(os.fsencode(part)):,} bytes, past the {name_max - room} "
                 f"a {'file' if room else 'directory'} name may have here")
     require(full + (ROOM if directory else 0) <= path_max,
             f"{what} {str(path)[:40]!r}... is {full:,} bytes long as an absolute path; paths here end at "
