@@ -20,7 +20,7 @@ import math
 from dwlib.core import sizes
 from dwlib.errors import InputError, require, shown
 from dwlib.train import batches
-from dwlib.train import data as data_lib
+from dwlib.train import corpora
 
 DTYPES = ("float32", "bfloat16")
 OPS = ("plain", "fast")
@@ -163,7 +163,7 @@ class TrainConfig:
                 f"the run needs about {cost['flops']:.2g} FLOPs ({cost['flops'] / 4e14 / 86400:,.0f} days on one "
                 f"accelerator at 400 TFLOP/s), more than this trainer's limit {MAX_FLOPS:.0e}; "
                 "fewer --steps or a smaller shape")
-        data_lib.check_corpus(self.corpus)
+        corpora.check_corpus(self.corpus)
         return self
 
     def cost(self) -> dict:

