@@ -141,7 +141,8 @@ def test_the_markdown_table_of_some_rows():
     assert r"$2 \times 10^{17}$" in text and "{doc}`corollaries`" in text and "nan" not in text.lower()
     counts = claims.numbers(rows)
     assert counts["cl_rows"] == len(rows) and sum(counts[k] for k in
-                                                  ("cl_agree", "cl_within", "cl_partly", "cl_differ", "cl_untested")) == len(rows)
+                                                  ("cl_agree", "cl_within", "cl_partly", "cl_differ", "cl_unreproduced",
+                                                   "cl_untested")) == len(rows)
 
 
 @pytest.mark.slow

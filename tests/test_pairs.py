@@ -249,6 +249,12 @@ def test_the_verdict_sentences_follow_the_rule(monkeypatch):
     assert pv.transition_sentence(first).startswith("4 against 2 layers: a transition between 200K and 400K")
     assert pv.regime_sentence(first) == ("4 layers against 2: the deeper network is better at 400K "
                                          "and no better at 100K and 200K.")
-    assert pv.transition_sentence(second) == "8 against 4 layers: no transition within the range, by the declared rule."
+    assert pv.transition_sentence(second) == ("8 against 4 layers: no transition within the range measured "
+                                              "(100K, 200K and 400K), by the declared rule.")
+    assert pv.of(1, 2, "pair", "crosses") == "1 of the 2 pairs crosses" and pv.of(2, 2, "pair", "crosses") == "both pairs cross"
+    # before any budget has every seed of every depth, the sentences say that nothing is decided
+    monkeypatch.setattr(pv, "stored_results", lambda name: [x for x in recs if x["depth"] != 8])
+    empty = pv.read("cpu-pairs")
+    assert empty["budgets"] == [] and "not decided yet" in pv.transition_sentence(empty["pairs"][0])
     assert pv.regime_sentence(second).startswith("8 layers against 4: the deeper network is no better at every size "
                                                  "measured (100K, 200K and 400K); it is worse at")

@@ -20,16 +20,16 @@ import pandas as pd
 from flax import nnx
 
 from dwlib import fmt
-from dwlib.book import analysed_model, discussion, experiments, seprank_measurements, two_regimes
+from dwlib.book import analysed_model, experiments, pairs_verdicts, seprank_measurements, two_regimes
 from dwlib.core import bounds, sizes
 from dwlib.core.fit import AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_REL_TOL
-from dwlib.experiments import seprank_sweep
+from dwlib.experiments import pairs, seprank_sweep
 from dwlib.experiments import transition as tr
 from dwlib.experiments.catalogue import AUTHORS_1T_DEPTH, AUTHORS_1T_WIDTH, gpt3_table, trillion_projection
 from dwlib.train.model import Decoder, ModelConfig, count_parameters
 
 #: the verdicts a row can have, in the order the chapter counts them
-VERDICTS = ("agrees", "agrees within the tolerance", "partly", "differs", "not testable here")
+VERDICTS = ("agrees", "agrees within the tolerance", "partly", "differs", "not reproduced", "not testable here")
 PAPER = "{cite}`levine2020depth`"
 SUMMARY = "{cite}`levine2020summary`"
 
@@ -165,71 +165,102 @@ def figure1_row() -> dict:
                 "not redrawn: the ablation's losses were published only as a plot", "not testable here", "experiments")
 
 
+#: the stored sweeps the experiment rows read, each by the one declared rule
+#: (:mod:`dwlib.book.pairs_verdicts`), the newest first
+RULE_SWEEPS = ("cpu-pairs", "cpu-fig2", "mini", "gpu-slice")
+
+
+@functools.cache
+def _readings() -> dict:
+    return {name: pairs_verdicts.read_by_rule(name) for name in RULE_SWEEPS}
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def small_sizes_row() -> dict:
-    """At the smallest budget both depths reach, the deeper network of each adjacent pair of the
-    stored sweeps has the higher held-out loss, seed by seed."""
-    n = discussion.numbers()
-    ok = n["ds_n_worse_all_seeds"] == n["ds_n_pairs"]
-    return _row("at small sizes a deeper network does no better (Figure 2), or worse (summary)", "discussion",
+    """At the smallest budget of each pair with at least two seeds there, is the deeper network
+    no better (its paired interval not entirely below zero), as the declared rule reads it?"""
+    parts, n_pairs, n_no_better, n_worse = [], 0, 0, 0
+    for name, reading in _readings().items():
+        firsts = [p["points"][0] for p in reading["pairs"] if p["points"] and p["points"][0]["n"] >= 2]
+        if not firsts:
+            parts.append(f"{pairs_verdicts.NAMES[name]}: no budget with two seeds of both depths yet")
+            continue
+        no_better = [r for r in firsts if r["verdict"] != pairs.BETTER]
+        worse = [r for r in firsts if r["verdict"] == pairs.WORSE]
+        n_pairs, n_no_better, n_worse = n_pairs + len(firsts), n_no_better + len(no_better), n_worse + len(worse)
+        parts.append(f"{pairs_verdicts.NAMES[name]}: no better in {len(no_better)} of {len(firsts)} "
+                     f"(worse in {len(worse)})")
+    verdict = ("agrees" if n_pairs and n_no_better == n_pairs else "partly" if n_no_better else
+               "not testable here" if not n_pairs else "differs")
+    return _row("at small sizes a deeper network does no better (Figure 2), or worse (summary)", "experiments",
                 f"comparable, 6 vs 12 and 12 vs 24 {PAPER}; worse {SUMMARY}",
-                f"worse in {n['ds_n_worse_all_seeds']} of {n['ds_n_pairs']} pairs, every seed, "
-                f"by {n['ds_gap_min']:.2f} to {n['ds_gap_max']:.2f} nats",
-                "agrees" if ok else "partly" if n["ds_n_worse_all_seeds"] else "differs", "experiments")
-
-
-def _crossings(name: str) -> tuple[list[dict], list[dict]]:
-    results = experiments.sweep(name).results
-    return [t for t in results if t["status"] == "crossing"], results
+                f"at each pair's smallest budget, by the declared rule: {'; '.join(parts)}",
+                verdict, "experiments")
 
 
 def transitions_row() -> dict:
-    """Past a transition size the deeper network wins, for 6 vs 12 and 12 vs 24 (Figure 2); the
-    GPU slice trains those pairs, the CPU sweeps depths 1 to 8 (mini) and 1 to 4 (cpu-fig2)."""
-    parts, n_cross, n_all = [], 0, 0
-    # the caveat the experiments chapter works out for a sweep whose runs repeat their data
-    caveat = {"gpu-slice": ", on a training split its runs pass over more than once"}
-    for name, label in (("gpu-slice", "GPU slice"), ("mini", "CPU grid"), ("cpu-fig2", "CPU redo, a rate per shape")):
-        crossed, results = _crossings(name)
-        n_cross, n_all = n_cross + len(crossed), n_all + len(results)
-        where = ", ".join(f"{t['shallow']} vs {t['deep']} near {fmt.count(t['budget'])}, the deeper ahead by "
-                          f"{-t['gap_at_high']:.3f} nats at the largest budget{caveat.get(name, '')}" for t in crossed)
-        parts.append(f"{label}: {len(crossed)} of {len(results)} pairs cross" + (f" ({where})" if where else ""))
-    verdict = "agrees" if n_cross == n_all else "partly" if n_cross else "differs"
+    """Past a transition size the deeper network wins, for 6 vs 12 and 12 vs 24 (Figure 2): a
+    transition counts only as the declared rule defines it (the seeds' interval above zero, then
+    below it, and the sign held at every larger budget), in every stored sweep."""
+    parts, n_cross, n_all, full = [], 0, 0, False
+    for name, reading in _readings().items():
+        crossed = pairs_verdicts.crossing(reading)
+        n_cross, n_all = n_cross + len(crossed), n_all + len(reading["pairs"])
+        full = full or (crossed and len(crossed) == len(reading["pairs"]))
+        where = ", ".join(f"{p['shallow']} vs {p['deep']} between {fmt.count(p['verdict']['transition']['between'][0])} "
+                          f"and {fmt.count(p['verdict']['transition']['between'][1])}" for p in crossed)
+        if name == pairs_verdicts.RULE_SWEEP and not reading["budgets"]:
+            parts.append(f"{pairs_verdicts.NAMES[name]}: under way, no budget complete yet")
+            continue
+        parts.append(f"{pairs_verdicts.NAMES[name]}: {pairs_verdicts.of(len(crossed), len(reading['pairs']), 'pair', 'crosses')}"
+                     + (f" ({where})" if where else ""))
+    verdict = "agrees" if full else "partly" if n_cross else "not reproduced"
     return _row("past a transition size the deeper network wins (Figure 2)", "experiments",
-                f"both pairs, 6 vs 12 and 12 vs 24, cross {PAPER}", "; ".join(parts), verdict, "experiments")
+                f"both pairs, 6 vs 12 and 12 vs 24, cross {PAPER}", _cap("; ".join(parts)), verdict, "experiments")
 
 
 def transition_order_row() -> dict:
-    """The 12 vs 24 transition lies at a larger size than the 6 vs 12 one (Figure 2's caption)."""
-    _, results = _crossings("gpu-slice")
-    t = {(r["shallow"], r["deep"]): r for r in results}
-    a, b = t[(6, 12)], t[(12, 24)]
-    if a["budget"] is not None and b["budget"] is not None:
-        verdict, text = ("agrees" if b["budget"] > a["budget"] else "differs"), \
-            f"{fmt.count(a['budget'])} and {fmt.count(b['budget'])}"
-    elif a["budget"] is not None:
-        later = b["range"][1] > a["budget"]
-        verdict = "partly" if later else "not testable here"
-        text = (f"6 vs 12 near {fmt.count(a['budget'])}; 12 vs 24 not crossed up to {fmt.count(b['range'][1])}"
-                + (" (consistent, not shown)" if later else ""))
-    else:
-        verdict, text = "not testable here", "6 vs 12 does not cross in the measured range"
+    """The 12 vs 24 transition lies at a larger size than the 6 vs 12 one (Figure 2's caption):
+    testable only in a sweep where two doubling pairs both have a transition by the rule."""
+    both = {name: pairs_verdicts.crossing(r) for name, r in _readings().items()}
+    both = {name: c for name, c in both.items() if len(c) >= 2}
+    if not both:
+        n = sum(len(pairs_verdicts.crossing(r)) for r in _readings().values())
+        return _row("the 12 vs 24 transition lies at a larger size than the 6 vs 12 one (Figure 2)", "experiments",
+                    f"yes {PAPER}", f"needs two pairs of one sweep with a transition by the declared rule; "
+                    f"{'no pair has one' if n == 0 else f'{n} pair has one' if n == 1 else f'{n} pairs have one, in different sweeps'}",
+                    "not testable here", "experiments")
+    name, crossed = next(iter(both.items()))
+    crossed = sorted(crossed, key=lambda p: p["shallow"])
+    lows = [p["verdict"]["transition"]["between"] for p in crossed]
+    later = all(b[0] >= a[1] for a, b in zip(lows, lows[1:]))
+    text = f"{pairs_verdicts.NAMES[name]}: " + ", ".join(
+        f"{p['shallow']} vs {p['deep']} between {fmt.count(lo)} and {fmt.count(hi)}" for p, (lo, hi) in zip(crossed, lows))
     return _row("the 12 vs 24 transition lies at a larger size than the 6 vs 12 one (Figure 2)", "experiments",
-                f"yes {PAPER}", text, verdict, "experiments")
+                f"yes {PAPER}", _cap(text), "agrees" if later else "differs", "experiments")
 
 
 def fit_slope_row() -> dict:
     """The transition size grows exponentially with depth: the authors' fitted slope against a
-    fit to this book's transitions (possible only where two adjacent pairs cross)."""
-    fits = {name: tr.fit_transitions(experiments.sweep(name).results) for name in ("mini", "cpu-fig2", "gpu-slice")}
-    own = {k: f.fit.depth_slope for k, f in fits.items() if f is not None}
-    n_cross = sum(len(_crossings(name)[0]) for name in fits)
+    fit to this book's transitions, possible only in a sweep where two doubling pairs have a
+    transition by the declared rule."""
+    two = [name for name, r in _readings().items() if len(pairs_verdicts.crossing(r)) >= 2]
+    own = {}
+    for name in two:
+        f = tr.fit_transitions(experiments.sweep(name).results)
+        if f is not None:
+            own[pairs_verdicts.NAMES[name]] = f.fit.depth_slope
+    n_cross = sum(len(pairs_verdicts.crossing(r)) for r in _readings().values())
     text = ("; ".join(f"{k}: {b:.4f}" for k, b in own.items()) if own else
-            f"no fit: {n_cross} crossing pair{'s' if n_cross != 1 else ''}, a slope needs two per sweep")
+            f"no fit: {n_cross} pair{'s' if n_cross != 1 else ''} with a transition by the declared rule, "
+            "and a slope needs two in one sweep")
     verdict = "not testable here" if not own else (
         "agrees" if any(abs(b / AUTHORS_FIT.depth_slope - 1) < 0.25 for b in own.values()) else "differs")
     return _row("the transition size grows exponentially with depth: slope b of log width per layer", "guidelines",
-                f"b = {AUTHORS_FIT.depth_slope} (fit over depths 6 to 48) {SUMMARY}", text, verdict, "experiments")
+                f"b = {AUTHORS_FIT.depth_slope} (fit over depths 6 to 48) {SUMMARY}", _cap(text), verdict, "experiments")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,11 +338,42 @@ def frame(table: list[dict] | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows() if table is None else table).set_index("claim")
 
 
+_SUMMARY_WORDS = {"agrees": ("agrees", "agree"), "agrees within the tolerance": ("agrees within the stated tolerance",
+                                                                           "agree within the stated tolerance"),
+                  "partly": ("agrees in part", "agree in part"), "differs": ("differs", "differ"),
+                  "not reproduced": ("is not reproduced by the book's trained networks",
+                                     "are not reproduced by the book's trained networks"),
+                  "not testable here": ("cannot be tested with what this book has",
+                                        "cannot be tested with what this book has")}
+
+
+def summary_sentence(table: list[dict]) -> str:
+    """'Of the 20 claims, 12 agree, 1 agrees in part, ...': the verdicts counted, in words."""
+    count = Counter(r["agreement"] for r in table)
+    parts = [f"{count[v]} {_SUMMARY_WORDS[v][count[v] != 1]}" for v in VERDICTS if count.get(v)]
+    body = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"Of the {len(table)} claims, {body}."
+
+
+def figure2_sentence(table: list[dict]) -> str:
+    """What the table says of Figure 2's transitions, from its row (verdict and reading)."""
+    row = next(r for r in table if r["claim"].startswith("past a transition size"))
+    head = {"agrees": "Figure 2's transitions are reproduced",
+            "partly": "Figure 2's transitions are reproduced in part",
+            "not reproduced": "Figure 2 is not reproduced by any stored sweep"}[row["agreement"]]
+    return f"{head}. By the declared rule: {row['book'][:1].lower() + row['book'][1:]}."
+
+
 def numbers(table: list[dict] | None = None) -> dict:
-    """The counts the chapter's prose quotes: rows, and rows per verdict."""
+    """The counts the chapter's prose quotes: rows, and rows per verdict, and the sentences
+    that say them."""
     table = rows() if table is None else table
     count = Counter(r["agreement"] for r in table)
     keys = {"agrees": "cl_agree", "agrees within the tolerance": "cl_within", "partly": "cl_partly",
-            "differs": "cl_differ", "not testable here": "cl_untested"}
+            "differs": "cl_differ", "not reproduced": "cl_unreproduced", "not testable here": "cl_untested"}
     return {"cl_rows": len(table), **{keys[v]: count.get(v, 0) for v in VERDICTS},
-            "cl_differ_claims": "; ".join(r["claim"] for r in table if r["agreement"] == "differs") or "none"}
+            "cl_differ_claims": "; ".join(r["claim"] for r in table if r["agreement"] == "differs") or "none",
+            "cl_summary": summary_sentence(table),
+            "cl_figure2": figure2_sentence(table) if any(r["claim"].startswith("past a transition size")
+                                                          for r in table) else "",
+            "cl_progress": pairs_verdicts.progress_sentence()}
