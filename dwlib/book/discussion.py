@@ -15,6 +15,7 @@ import pandas as pd
 
 from dwlib import fmt
 from dwlib.core import bounds, sizes
+from dwlib.book import pairs_verdicts as pv
 from dwlib.book.experiments import learning_rate_check
 from dwlib.experiments import transition as tr
 from dwlib.experiments.catalogue import gpt3_table
@@ -28,7 +29,7 @@ FIGURE1_MIN_WIDTH = 200
 FIGURE1_DEPTHS = (6, 12, 24, 36, 48, 207)
 #: the stored sweeps, and whether each is read on the budgets where size still pays (the
 #: experiments chapter's rule for the GPU slice, :func:`dwlib.experiments.transition.size_limited`)
-SWEEPS = {"mini": ("CPU grid", False), "cpu-fig2": ("CPU redo", False), "gpu-slice": ("GPU slice", True)}
+SWEEPS = {"mini": ("first CPU grid", False), "cpu-fig2": ("earlier CPU sweep", False), "gpu-slice": ("GPU pilot", True)}
 
 
 def _log10_pow3(L: int) -> float:
@@ -39,6 +40,14 @@ def figure1_rows() -> list[dict]:
     """For each depth of Figure 1: the width a network of that depth needs to lie wholly below its
     threshold (d_x > 3^L, Theorem 1's regime), the non-embedding size 12 L d_x^2 at that width,
     and that size as a multiple of GPT-3 175B's (all as log10, so that depth 207 fits a float)."""
+    def separated(r):  # eqs. (7)/(8) put the deeper network's lower bound above the shallower one's upper
+        heads = get_preset(r["sweep"]).head_size
+        lo = bounds.separation_rank_bounds(r["deep"], r["width_deep"], r["width_deep"] // heads)["lower"]
+        return lo > bounds.separation_rank_bounds(r["shallow"], r["width_shallow"], r["width_shallow"] // heads)["upper"]
+
+    readings = [pv.read_by_rule(name) for name in SWEEPS]
+    n_rule = sum(len(r["pairs"]) for r in readings)
+    n_rule_cross = sum(len(pv.crossing(r)) for r in readings)
     gpt3 = next(g for g in gpt3_table() if g["name"] == "GPT-3 175B")
     rows = []
     for L in FIGURE1_DEPTHS:
@@ -125,7 +134,8 @@ def numbers() -> dict:
     crossed = [r for r in large if r["mean"] < 0]
 
     def pairs(rs):
-        return ", ".join(f"{SWEEPS[r['sweep']][0]} {r['shallow']} vs {r['deep']}" for r in rs) or "none"
+        names = [f"the {SWEEPS[r['sweep']][0]}'s {r['shallow']} vs {r['deep']}" for r in rs]
+        return (names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]) if names else "none"
 
     def worse(r):  # the deeper network worse in every seed
         return r["n_deeper_worse"] == r["n_seeds"]
@@ -134,6 +144,14 @@ def numbers() -> dict:
         rest = [r for r in rs if not worse(r)]
         return f", except in {pairs(rest)}, where the seeds disagree" if rest else ""
 
+    def separated(r):  # eqs. (7)/(8) put the deeper network's lower bound above the shallower one's upper
+        heads = get_preset(r["sweep"]).head_size
+        lo = bounds.separation_rank_bounds(r["deep"], r["width_deep"], r["width_deep"] // heads)["lower"]
+        return lo > bounds.separation_rank_bounds(r["shallow"], r["width_shallow"], r["width_shallow"] // heads)["upper"]
+
+    readings = [pv.read_by_rule(name) for name in SWEEPS]
+    n_rule = sum(len(r["pairs"]) for r in readings)
+    n_rule_cross = sum(len(pv.crossing(r)) for r in readings)
     gpt3 = next(g for g in gpt3_table() if g["name"] == "GPT-3 175B")
     lr, lr_records = learning_rate_check()
     shallow, deep = lr["shallow"], lr["deep"]
@@ -158,6 +176,8 @@ def numbers() -> dict:
         "ds_one_seed": pairs([r for r in small if r["n_seeds"] == 1]),
         "ds_both_below": pairs(both_below),
         "ds_n_both_below": len(both_below),
+        "ds_below_sep_n": sum(map(separated, both_below)),
+        "ds_rule_cross": pv.of(n_rule_cross, n_rule, "pair", "crosses"),
         "ds_below_except": except_text(both_below),
         "ds_both_above": pairs(both_above),
         "ds_n_both_above": len(both_above),

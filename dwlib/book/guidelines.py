@@ -10,17 +10,16 @@ import numpy as np
 import pandas as pd
 
 from dwlib import fmt
+from dwlib.book import pairs_verdicts as pv
 from dwlib.book.references import sources
 from dwlib.core.fit import (AUTHORS_EXPERIMENT_DEPTHS, AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE,
                             DEFAULT_REL_TOL, Fit, optimal_depth, optimal_shape)
 from dwlib.core.fit_uncertainty import rounding_box, slope_for_optimum, threshold_against_fit
-from dwlib.experiments import transition as tr
 from dwlib.experiments.catalogue import AUTHORS_1T_DEPTH, gpt3_table, load_models, trillion_projection
-from dwlib.experiments.records import stored_results
 
 #: the stored sweeps whose transitions the chapter fits, each on its own (their corpora,
 #: learning rates and precisions differ); the GPU slice keeps only its size-limited runs.
-OWN_SWEEPS = {"mini (CPU)": ("mini", False), "gpu-slice (H200)": ("gpu-slice", True)}
+OWN_SWEEPS = ("cpu-pairs", "cpu-fig2", "mini", "gpu-slice")
 
 
 def optimal_table(budgets=10.0 ** np.arange(6, 14), fit: Fit = AUTHORS_FIT) -> pd.DataFrame:
@@ -87,24 +86,27 @@ def recovery_table(known: Fit, recovered: Fit) -> pd.DataFrame:
 
 
 @functools.cache
-def own_transitions() -> dict[str, list[dict]]:
-    """The transitions measured in each stored sweep of :data:`OWN_SWEEPS` (computed once)."""
-    out = {}
-    for label, (name, size_limited) in OWN_SWEEPS.items():
-        records = stored_results(name)
-        out[label] = tr.transitions(tr.size_limited(records) if size_limited else records)
-    return out
+def own_readings() -> dict[str, dict]:
+    """Every stored sweep read by the one declared rule (:mod:`dwlib.book.pairs_verdicts`), by
+    the name a reader meets."""
+    return {pv.NAMES[name]: pv.read_by_rule(name) for name in OWN_SWEEPS}
 
 
 def own_fits_table() -> pd.DataFrame:
-    """Each stored sweep's adjacent depth pairs: outcome, transition budget, and the slope b of
-    the sweep's fit (:func:`dwlib.experiments.transition.fit_transitions`) where there is one."""
-    measured = own_transitions()
-    own = {name: tr.fit_transitions(ts) for name, ts in measured.items()}
-    return pd.DataFrame([{"sweep": name, "pair": f"{t['shallow']} vs {t['deep']}", "outcome": t["status"],
-                          "transition N_t": "" if t["budget"] is None else f"{t['budget']:,.0f}",
-                          "slope b of the sweep's fit": "" if own[name] is None else f"{own[name].fit.depth_slope:.4f}"}
-                         for name, ts in measured.items() for t in ts]).set_index(["sweep", "pair"])
+    """Each stored sweep's doubling pairs: whether the pair crosses by the declared rule, and
+    between which budgets; a slope b needs two crossing pairs in one sweep."""
+    rows = []
+    for label, r in own_readings().items():
+        if not r["pairs"][0]["points"] and r["budgets"] is not None:
+            rows += [{"sweep": label, "pair": f"{p['shallow']} vs {p['deep']}", "crosses by the rule": "not decided yet",
+                      "between": ""} for p in r["pairs"]]
+            continue
+        for p in r["pairs"]:
+            t = p["verdict"]["transition"]
+            rows.append({"sweep": label, "pair": f"{p['shallow']} vs {p['deep']}",
+                         "crosses by the rule": "yes" if t else "no",
+                         "between": f"{fmt.count(t['between'][0])} and {fmt.count(t['between'][1])}" if t else ""})
+    return pd.DataFrame(rows).set_index(["sweep", "pair"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,15 +209,17 @@ def _model_numbers(fit: Fit) -> dict:
 
 
 def _own_numbers() -> dict:
-    measured = own_transitions()
-    cpu, gpu = measured["mini (CPU)"], measured["gpu-slice (H200)"]
+    readings = own_readings()
+    decided = {k: r for k, r in readings.items() if r["budgets"] is None or r["budgets"]}
+    n_pairs = sum(len(r["pairs"]) for r in decided.values())
+    n_cross = sum(len(pv.crossing(r)) for r in decided.values())
+    two = [k for k, r in decided.items() if len(pv.crossing(r)) >= 2]
     return {
-        "own_n_cross": sum(t["status"] == "crossing" for t in cpu),
-        "own_n_pairs": len(cpu),
-        "gpu_n_cross": sum(t["status"] == "crossing" for t in gpu),
-        "gpu_n_pairs": len(gpu),
-        "gpu_crossings": "; ".join(f"{t['shallow']} vs {t['deep']} near N = {t['budget'] / 1e6:.0f}M"
-                                   for t in gpu if t["status"] == "crossing") or "none",
+        "own_crossing": pv.of(n_cross, n_pairs, "pair", "crosses"),
+        "own_n_sweeps": len(decided),
+        "own_slope_text": ("no sweep has two crossing pairs, so there is no measured slope yet" if not two
+                           else f"{', '.join(two)} {'has' if len(two) == 1 else 'have'} two crossing pairs"),
+        "own_progress": pv.progress_sentence(),
     }
 
 

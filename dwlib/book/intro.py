@@ -7,7 +7,7 @@ import math
 import pandas as pd
 
 from dwlib.book.references import sources
-from dwlib.core.bounds import depth_threshold, regime
+from dwlib.core.bounds import corollary2, corollary2_smallest_constant, depth_threshold, regime
 from dwlib.experiments.catalogue import load_models
 from dwlib.experiments.presets import get_preset
 
@@ -22,6 +22,18 @@ def models_table(names=SHOWN) -> pd.DataFrame:
     models["threshold log3(d_x)"] = depth_threshold(models["width"].to_numpy()).round(2)
     models["regime of its depth"] = regime(models["depth"].to_numpy(), models["width"].to_numpy())
     return models
+
+
+#: BERT-large's attention heads (Devlin et al. 2019), the third number of its shape
+BERT_LARGE_HEADS = 16
+
+
+def _corollary2_numbers(width: int, depth: int, heads: int) -> dict:
+    """Corollary 2's shallower network for a deep shape, at the smallest constant for which the
+    bounds show it out-ranking the deep one (the corollaries chapter's reading): how many times
+    wider, and how deep."""
+    edge = corollary2(width, heads, depth, constant=corollary2_smallest_constant(width, heads, depth))
+    return {"c2_ratio_bert": 10 ** edge["log10_shallow_width"] / width, "c2_depth_bert": edge["shallow_depth"]}
 
 
 def numbers() -> dict:
@@ -40,6 +52,7 @@ def numbers() -> dict:
         "n_models": len(models),
         "layers_below_bert_large": math.floor(bert["threshold log3(d_x)"]),
         "lth_million": float(depth_threshold(1e6)),
+        **_corollary2_numbers(int(bert["width"]), int(bert["depth"]), BERT_LARGE_HEADS),
         # the depths of the authors' experiments (their summary), as the `paper` preset holds them
         "paper_depths": f"{min(get_preset('paper').depths)} to {max(get_preset('paper').depths)}",
     }
