@@ -27,7 +27,7 @@ from dwlib.core.bounds import (corollary1_width, depth_threshold, log3_to_log10,
 from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE, LOG_WIDTH_INTERCEPT, Fit,
                             nearby_shapes, parse_budget, practical_shape, verdict, width_for_depth)
 from dwlib.errors import InputError, Unfinished, environment_problem, require
-from dwlib.experiments import cost, seprank_sweep
+from dwlib.experiments import cost, seprank_sweep, vocab_sweep
 from dwlib.experiments import sweep as sweeps
 from dwlib.experiments.presets import PRESETS, get_preset
 from dwlib.train import data as data_lib
@@ -197,7 +197,8 @@ def _add_seprank(sub) -> None:
                        ("position", "output position i, numbered from 1 (default 1)"),
                        ("entry", "output entry p, numbered from 1 (default 1)"),
                        ("templates", "grid size M (default: grow until the rank stops growing)"),
-                       ("draws", "weight draws per prime (default 2)")):
+                       ("draws", "weight draws per prime (default 2)"),
+                       ("embedding-rank", "r: inputs through an embedding of rank r (--templates: vocabulary)")):
         p.add_argument(f"--{flag}", type=int, help=text)
     p.add_argument("--part-a", help="positions in A, numbered from 1, comma-separated (default: the first half)")
     p.add_argument("--residual", action="store_true", help="with the residual connection")
@@ -213,7 +214,7 @@ def _add_seprank(sub) -> None:
 def _run_seprank_sweep(args) -> int:
     _refuse_unused(args, "with --sweep (it measures the chapter's fixed shapes)", (
         "depth", "width", "heads", "positions", "part_a", "position", "entry", "templates", "residual", "primes",
-        "draws", "allow_slow"))
+        "draws", "allow_slow", "embedding_rank"))
     if args.out is not None:
         process.check_writable(args.out, "--out")  # before the minutes of measuring, not after
     out = seprank_sweep.sweep(quick=args.quick, log=(lambda *_: None) if args.json else print)
@@ -235,12 +236,13 @@ def _run_seprank(args) -> int:
     _refuse_unused(args, "without --sweep", ("quick", "out"))
     require(all(v is not None for v in (args.depth, args.width, args.heads)),
             "give --depth, --width and --heads (or --sweep)")
-    given = {k: getattr(args, k) for k in ("positions", "position", "entry", "primes", "draws")
+    given = {k: getattr(args, k) for k in ("positions", "position", "entry", "primes", "draws", "embedding_rank")
              if getattr(args, k) is not None}
     part_a = seprank_sweep.parse_positions(args.part_a) if args.part_a is not None else None
-    m = seprank_sweep.measure_one(args.depth, args.width, args.heads, part_a=part_a, templates=args.templates,
-                                  residual=args.residual, allow_slow=args.allow_slow, **given)
-    print_json(m) if args.json else print("\n".join(seprank_lines(m)))
+    measure_one = seprank_sweep.measure_one if args.embedding_rank is None else vocab_sweep.measure_one
+    m = measure_one(args.depth, args.width, args.heads, part_a=part_a, templates=args.templates,
+                    residual=args.residual, allow_slow=args.allow_slow, **given)
+    print_json(m) if args.json else print("\n".join(seprank_lines(m) + vocab_sweep.embedding_lines(m)))
     return 0
 
 
