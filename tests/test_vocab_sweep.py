@@ -85,3 +85,11 @@ def test_cli_refuses_embedding_rank_with_the_plain_sweep(capsys):
     assert cli.main(["seprank", "--sweep", "--embedding-rank", "2"]) == 2
     assert "--embedding-rank does nothing with --sweep" in capsys.readouterr().err
 
+
+
+def test_cli_grows_the_vocabulary_until_the_rank_stops(capsys):
+    assert cli.main(["seprank", "--depth", "1", "--width", "6", "--heads", "2", "--embedding-rank", "3", "--json",
+                     "--draws", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["rank"] == 4 and out["saturated"] and out["history"][0][0] == 4  # V starts at 4 >= r
+    assert out["estimated_seconds"] > 0 and out["theorem"] in (1, 2)
