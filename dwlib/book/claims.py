@@ -20,7 +20,7 @@ import pandas as pd
 from flax import nnx
 
 from dwlib import fmt
-from dwlib.book import analysed_model, experiments, pairs_verdicts, seprank_measurements, two_regimes
+from dwlib.book import analysed_model, experiments, pairs_verdicts, seprank_measurements, two_regimes, vocabulary
 from dwlib.core import bounds, sizes
 from dwlib.core.fit import AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_REL_TOL
 from dwlib.experiments import pairs, seprank_sweep
@@ -301,14 +301,22 @@ def trillion_rows() -> list[dict]:
     ]
 
 
+def vocabulary_rows() -> list[dict]:
+    """The vocabulary chapter's claims (Wies et al., 2021), each verdict by its rule in
+    :func:`dwlib.book.vocabulary.claims`."""
+    return [_row(r["claim"], r["chapter"], r["paper"], r["book"], r["agreement"], "vocabulary")
+            for r in vocabulary.claims()]
+
+
 # ---------------------------------------------------------------------------------------------
 # The table
 
 def rows() -> list[dict]:
-    """Every claim's row, theory first, then the experiments and the guidelines."""
+    """Every claim's row, theory first, then the experiments, the guidelines and the vocabulary chapter."""
     return [threshold_row(), *corollary1_rows(), double_exponential_row(), layer_factor_row(), one_layer_row(),
             proposition1_row(), counting_row(), degree_row(), size_count_row(), figure1_row(), small_sizes_row(),
-            transitions_row(), transition_order_row(), fit_slope_row(), *gpt3_rows(), *trillion_rows()]
+            transitions_row(), transition_order_row(), fit_slope_row(), *gpt3_rows(), *trillion_rows(),
+            *vocabulary_rows()]
 
 
 _POWER = re.compile(r"(\d+(?:\.\d+)?) × 10\^(-?\d+)")
