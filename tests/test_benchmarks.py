@@ -2,6 +2,7 @@
 themselves are printed, never asserted)."""
 
 import ast
+import dataclasses
 import importlib.util
 import json
 import re
@@ -10,6 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from dwlib.train import fast
+from dwlib.train.model import PLAIN
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
@@ -117,3 +121,21 @@ def test_the_products_floor_refuses_bad_input(floor, capsys, refused, args, name
     status = floor.main(args)
     printed = capsys.readouterr()
     refused(status, printed.err, named, printed.out)
+
+
+def test_the_ablation_takes_out_each_fast_operation_once():
+    """benchmarks/ops_ablation.py times the fast step against it with one operation made plain:
+    one variant per operation of the model's Ops, each differing from the fast ones in that one."""
+    variants = _script("ops_ablation").variants()
+    fields = [f.name for f in dataclasses.fields(fast.OPS)]
+    assert list(variants) == ["all fast"] + [f"plain {f}" for f in fields]
+    for f in fields:
+        ops = variants[f"plain {f}"]
+        assert getattr(ops, f) is getattr(PLAIN, f) and getattr(fast.OPS, f) is not getattr(PLAIN, f)
+        assert all(getattr(ops, g) is getattr(fast.OPS, g) for g in fields if g != f)
+
+
+def test_the_ablation_refuses_a_bad_shape(refused):
+    proc = subprocess.run([sys.executable, str(BENCH / "ops_ablation.py"), "--shapes", "2,30,4"],
+                          capture_output=True, text=True, timeout=120)
+    refused(proc.returncode, proc.stderr, "heads dividing width", proc.stdout)

@@ -14,7 +14,8 @@ from flax import nnx
 
 from dwlib.errors import InputError
 from dwlib.train import fast
-from dwlib.train.model import Block, Decoder, LayerNorm, ModelConfig, count_parameters, init_params, parameter_counts
+from dwlib.train.model import (PLAIN, Block, Decoder, LayerNorm, ModelConfig, count_parameters, init_params, operands,
+                               parameter_counts)
 from dwlib.train.step import loss_fn
 
 # Errors are measured relative to the largest entry of the reference (the plain side).
@@ -62,16 +63,18 @@ DTYPES = ["float32", "bfloat16"]
 def test_layer_norm_matches_the_plain_layer_norm(dtype):
     graphdef, params = module_fn(LayerNorm(8))
     x = (3 * jax.random.normal(jax.random.key(0), (3, 5, 8)) + 1).astype(dtype)
-    compare(lambda p, x: fast._norm(nnx.merge(graphdef, p), x), lambda p, x: nnx.merge(graphdef, p)(x),
+    compare(lambda p, x: nnx.merge(graphdef, p)(x, fast.OPS), lambda p, x: nnx.merge(graphdef, p)(x),
             (params, x), dtype, (0, 1))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(8, 12), (12, 8)])  # dense's kernel gradient takes either orientation
-def test_dense_matches_nnx_linear(dtype, shape):
+@pytest.mark.parametrize("ops", ["fast", "plain"])
+def test_dense_matches_nnx_linear(dtype, shape, ops):
     graphdef, params = module_fn(nnx.Linear(*shape, dtype=jnp.dtype(dtype), rngs=nnx.Rngs(0)))
     x = jax.random.normal(jax.random.key(1), (3, 5, shape[0])).astype(dtype)
-    compare(lambda p, x: fast._linear(nnx.merge(graphdef, p), x), lambda p, x: nnx.merge(graphdef, p)(x),
+    dense = fast.OPS.dense if ops == "fast" else PLAIN.dense
+    compare(lambda p, x: dense(*operands(nnx.merge(graphdef, p), x)), lambda p, x: nnx.merge(graphdef, p)(x),
             (params, x), dtype, (0, 1))
 
 
@@ -85,7 +88,7 @@ def test_qkv_heads_match_a_linear_layer_split_into_heads(dtype, layout):
         heads = [t.reshape(2, 5, 4, 2) for t in jnp.split(nnx.merge(graphdef, p)(x), 3, axis=-1)]
         return jnp.stack([jnp.swapaxes(t, 1, 2) for t in heads] if layout == "HND" else heads)
 
-    compare(lambda p, x: fast.qkv_heads(*fast._operands(nnx.merge(graphdef, p), x), 4, layout), plain,
+    compare(lambda p, x: fast.qkv_heads(*operands(nnx.merge(graphdef, p), x), 4, layout), plain,
             (params, x), dtype, (0, 1))
 
 
@@ -109,7 +112,7 @@ def test_unembed_cross_entropy_matches_the_tied_output_and_optax(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("layout", ["HND", "NHD"])
 def test_a_fast_block_matches_the_plain_block(dtype, layout, monkeypatch):
-    """One block, fast.block_forward against Block.__call__: value and the gradients of every
+    """One block with the fast operations against the plain ones: value and the gradients of every
     parameter and of the input, causal attention over 128 positions, in the CPU's head-major
     layout and in the position-major one that GPU fused attention takes."""
     monkeypatch.setattr(fast, "preferred_layout", lambda *_: layout)
@@ -120,7 +123,7 @@ def test_a_fast_block_matches_the_plain_block(dtype, layout, monkeypatch):
     # at 0.3, 4.5e-7 in float32 and 1.1% in bfloat16
     params = jax.tree.map(lambda p: 0.3 * p, params)
     x = jax.random.normal(jax.random.key(4), (2, 128, 32)).astype(dtype)
-    compare(lambda p, x: fast.block_forward(nnx.merge(graphdef, p), x),
+    compare(lambda p, x: nnx.merge(graphdef, p)(x, fast.OPS),
             lambda p, x: nnx.merge(graphdef, p)(x), (params, x), dtype, (0, 1))
 
 

@@ -1,18 +1,16 @@
-"""The fast path of the decoder (``ModelConfig(ops="fast")``): the same function, hand-written gradients.
+"""The fast operations of the decoder (``ModelConfig(ops="fast")``): the same functions, hand-written gradients.
 
-:mod:`dwlib.train.model` is the model: a plain Flax decoder that JAX differentiates. This module
-computes the same loss over the same parameters (the plain :class:`~dwlib.train.model.Decoder`'s
-modules, read directly), with the operations below, each carrying a hand-written gradient that
-measured faster on CPUs than JAX's derivative of the plain forward pass, and with
-:mod:`dwlib.train.fast_attention` (query blocks and a hand-written gradient on CPUs, cuDNN's
-fused kernel on GPUs). tests/test_model.py checks every operation, and the whole decoder's loss
-and gradients, against the plain model in float32 and bfloat16.
+:mod:`dwlib.train.model` is the model, one forward pass whose operations are injected
+(:class:`~dwlib.train.model.Ops`). :data:`OPS` are the operations below, each carrying a
+hand-written gradient that measured faster on CPUs than JAX's derivative of the plain
+operation, with :mod:`dwlib.train.fast_attention` for attention (query blocks and a hand-written
+gradient on CPUs, cuDNN's fused kernel on GPUs). tests/test_model.py checks every operation
+against the plain one, and the whole decoder's loss and gradients, in float32 and bfloat16.
 
-Measured gains on CPU, each a few per cent of a training step at most (the host-memory setting
-of :mod:`dwlib.train.process` did most of the work): :func:`unembed_cross_entropy` about 4% of a
-(2, 128, 2) step; :func:`dense` 3.2% of a (6, 512, 8) step (0.4% at (6, 256, 4));
-:func:`qkv_heads` 2.5% at (6, 256, 4); :func:`gelu` and :func:`layer_norm` as fast as or faster
-than autodiff. The paper's runs (``dwlib.experiments.presets``) were trained with this path.
+What each operation is worth is measured by ``benchmarks/ops_ablation.py``: the step with all
+of :data:`OPS` against the step with one of them made plain, at the benchmark's shapes; an
+operation is kept where taking it out costs at least 2% of the step at some shape. The paper's
+runs (``dwlib.experiments.presets``) were trained with these operations.
 """
 
 from __future__ import annotations
@@ -24,55 +22,19 @@ import jax
 import jax.numpy as jnp
 
 from dwlib.train.fast_attention import attention, einsum_f32, preferred_layout
+from dwlib.train.model import Ops
 
 
-def loss(model, tokens, targets):
-    """Mean next-token cross-entropy of the plain ``model`` (a Decoder), computed with the fast ops."""
-    return unembed_cross_entropy(features(model, tokens), output_matrix(model), targets.astype(jnp.int32))
-
-
-def features(model, tokens):
-    """Final hidden states (B, N, d_x) after the last LayerNorm."""
-    N = tokens.shape[-1]
-    x = model.tok.embedding[...][tokens] + model.pos.embedding[...][:N]
-    x = x.astype(model.cfg.dtype)
-    for block in model.blocks:
-        x = block_forward(block, x)
-    return _norm(model.ln_f, x)
-
-
-def output_matrix(model):
-    """The (V, d_x) matrix the logits are read out with: the token embedding when tied."""
-    return model.tok.embedding[...] if model.cfg.tied else model.head.kernel[...].T
-
-
-def block_forward(block, x):
-    """``block(x)`` for a plain Block: attention and MLP through the fast ops."""
+def self_attention(x, kernel, bias, heads: int):
+    """Causal multi-head attention of the queries, keys and values ``dense(x, kernel, bias)``,
+    heads concatenated back to (B, N, d): :func:`qkv_heads` straight into the layout attention
+    prefers (head-major, or GPU fused attention's), then :func:`~dwlib.train.fast_attention.attention`."""
     B, N, d = x.shape
-    x_, kernel, bias = _operands(block.qkv, _norm(block.ln1, x))
-    layout = preferred_layout(x_.dtype, d // block.heads)  # head-major, or GPU fused attention's
-    q, k, v = qkv_heads(x_, kernel, bias, block.heads, layout)
-    a = attention(q, k, v, causal=True, layout=layout)
+    layout = preferred_layout(x.dtype, d // heads)
+    a = attention(*qkv_heads(x, kernel, bias, heads, layout), causal=True, layout=layout)
     if layout == "HND":
         a = jnp.transpose(a, (0, 2, 1, 3))
-    x = x + _linear(block.proj, a.reshape(B, N, d))
-    return x + _linear(block.out, gelu(_linear(block.fc, _norm(block.ln2, x))))
-
-
-def _norm(ln, x):
-    """A plain LayerNorm module applied with :func:`layer_norm`."""
-    return layer_norm(x, ln.scale[...], ln.bias[...], ln.eps)
-
-
-def _operands(layer, x):
-    """(x, kernel, bias) of an ``nnx.Linear`` applied to x, in the layer's compute dtype (nnx.Linear's rule)."""
-    dtype = layer.dtype or x.dtype
-    return x.astype(dtype), layer.kernel[...].astype(dtype), layer.bias[...].astype(dtype)
-
-
-def _linear(layer, x):
-    """``layer(x)`` through :func:`dense`."""
-    return dense(*_operands(layer, x))
+    return a.reshape(B, N, d)
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(3,))
@@ -244,3 +206,7 @@ def _gelu_bwd(x, dy):
 
 
 gelu.defvjp(lambda x: (gelu(x), x), _gelu_bwd)
+
+
+OPS = Ops(layer_norm=layer_norm, dense=dense, self_attention=self_attention, gelu=gelu,
+          unembed_loss=unembed_cross_entropy)

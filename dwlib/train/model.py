@@ -16,15 +16,19 @@ counted separately by :func:`parameter_counts`.
 Head count: ``heads=None`` picks :func:`dwlib.core.sizes.default_heads` (head size 64 where the
 width allows). Compute dtype: ``dtype="bfloat16"`` runs matrix products and activations in
 bfloat16 while parameters, LayerNorm statistics, softmax and the loss stay in float32.
-``ops="fast"`` computes the same loss over the same parameters with hand-written gradients and,
-on GPUs, fused attention (:mod:`dwlib.train.fast`, which reads this file's modules; this file
-never imports it); ``ops="plain"`` lets JAX differentiate this file. The training step picks one
-(:func:`dwlib.train.step.loss_fn`).
+The operations the blocks are computed with (LayerNorm, the dense layers, self-attention,
+GELU and the output's cross-entropy) are an injected choice, :class:`Ops`: :data:`PLAIN`, below,
+is what JAX differentiates; :data:`dwlib.train.fast.OPS` computes the same functions with
+hand-written gradients and, on GPUs, fused attention, over the same parameters. This file never
+imports the fast operations; the training step passes them in (``ops="fast"`` in the config,
+:func:`dwlib.train.step.loss_fn`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 from functools import partial
 
 import jax
@@ -38,18 +42,60 @@ from dwlib.core.attention import attend
 from dwlib.train.config import ModelConfig  # plain data, beside the run's other settings
 
 
+@dataclasses.dataclass(frozen=True)
+class Ops:
+    """The operations a block and the output are computed with; each takes and returns arrays."""
+
+    layer_norm: Callable  # (x, scale, bias, eps) -> LayerNorm over the last axis, statistics in float32
+    dense: Callable  # (x, kernel, bias) -> x @ kernel + bias over the last axis
+    self_attention: Callable  # (x, kernel, bias, heads) -> causal attention of Q, K, V = dense(x, ...), (B, N, d)
+    gelu: Callable  # x -> x Phi(x), the exact GELU
+    unembed_loss: Callable  # (h, w, targets) -> mean cross-entropy of the float32 logits h w^T
+
+
+def _layer_norm(x, scale, bias, eps):
+    return (layer_norm(x.astype(jnp.float32), eps) * scale + bias).astype(x.dtype)
+
+
+def _dense(x, kernel, bias):
+    return jnp.einsum("...i,io->...o", x, kernel) + bias
+
+
+def _self_attention(x, kernel, bias, heads):
+    B, N, d = x.shape
+    q, k, v = jnp.split(_dense(x, kernel, bias), 3, axis=-1)
+
+    def split_heads(t):  # (B, N, d) -> (B, N, H, d / H)
+        return t.reshape(B, N, heads, d // heads)
+
+    return attend(split_heads(q), split_heads(k), split_heads(v), causal=True).reshape(B, N, d)
+
+
+def _unembed_loss(h, w, targets):
+    logits = jnp.einsum("...d,vd->...v", h.astype(jnp.float32), w.astype(jnp.float32))
+    return optax.softmax_cross_entropy_with_integer_labels(logits, targets).mean()
+
+
+PLAIN = Ops(layer_norm=_layer_norm, dense=_dense, self_attention=_self_attention,
+            gelu=partial(jax.nn.gelu, approximate=False), unembed_loss=_unembed_loss)
+
 
 class LayerNorm(nnx.Module):
-    """LayerNorm over the last axis with gain and offset (eps 1e-5, as in PyTorch), statistics in float32."""
+    """LayerNorm's gain and offset over the last axis (eps 1e-5, as in PyTorch)."""
 
     def __init__(self, width: int, eps: float = 1e-5):
         self.scale = nnx.Param(jnp.ones((width,), jnp.float32))
         self.bias = nnx.Param(jnp.zeros((width,), jnp.float32))
         self.eps = eps
 
-    def __call__(self, x):
-        y = layer_norm(x.astype(jnp.float32), self.eps) * self.scale[...] + self.bias[...]
-        return y.astype(x.dtype)
+    def __call__(self, x, ops: Ops = PLAIN):
+        return ops.layer_norm(x, self.scale[...], self.bias[...], self.eps)
+
+
+def operands(layer: nnx.Linear, x) -> tuple:
+    """(x, kernel, bias) of an ``nnx.Linear`` applied to x, in the layer's compute dtype."""
+    dtype = layer.dtype or x.dtype
+    return x.astype(dtype), layer.kernel[...].astype(dtype), layer.bias[...].astype(dtype)
 
 
 class Block(nnx.Module):
@@ -74,18 +120,11 @@ class Block(nnx.Module):
         self.fc = linear(d, 4 * d, init)
         self.out = linear(4 * d, d, out_init)
 
-    def __call__(self, x):
-        B, N, d = x.shape
-        q, k, v = jnp.split(self.qkv(self.ln1(x)), 3, axis=-1)
-
-        def split_heads(t):  # (B, N, d) -> (B, N, H, d / H)
-            return t.reshape(B, N, self.heads, d // self.heads)
-
-        q, k, v = split_heads(q), split_heads(k), split_heads(v)
-        a = attend(q, k, v, causal=True)
-        x = x + self.proj(a.reshape(B, N, d))
-        h = jax.nn.gelu(self.fc(self.ln2(x)), approximate=False)
-        return x + self.out(h)
+    def __call__(self, x, ops: Ops = PLAIN):
+        a = ops.self_attention(*operands(self.qkv, self.ln1(x, ops)), self.heads)
+        x = x + ops.dense(*operands(self.proj, a))
+        h = ops.gelu(ops.dense(*operands(self.fc, self.ln2(x, ops))))
+        return x + ops.dense(*operands(self.out, h))
 
 
 class Decoder(nnx.Module):
@@ -106,21 +145,26 @@ class Decoder(nnx.Module):
                                    use_bias=False, kernel_init=init,
                                    rngs=rngs)
 
-    def __call__(self, tokens):
-        """Logits (B, N, V) in float32 for token ids (B, N)."""
+    def features(self, tokens, ops: Ops = PLAIN):
+        """Final hidden states (B, N, d_x) after the last LayerNorm, for token ids (B, N)."""
         x = self.tok(tokens) + self.pos(jnp.arange(tokens.shape[-1]))
         x = x.astype(self.cfg.dtype)
         for block in self.blocks:
-            x = block(x)
-        h = self.ln_f(x)
-        # float32 weights: float32 logits
-        return self.tok.attend(h) if self.cfg.tied else self.head(h)
+            x = block(x, ops)
+        return self.ln_f(x, ops)
 
-    def loss(self, tokens, targets):
+    def output_matrix(self):
+        """The (V, d_x) matrix the logits are read out with: the token embedding when tied."""
+        return self.tok.embedding[...] if self.cfg.tied else self.head.kernel[...].T
+
+    def __call__(self, tokens, ops: Ops = PLAIN):
+        """Logits (B, N, V) in float32 for token ids (B, N)."""
+        h = self.features(tokens, ops)
+        return jnp.einsum("...d,vd->...v", h.astype(jnp.float32), self.output_matrix().astype(jnp.float32))
+
+    def loss(self, tokens, targets, ops: Ops = PLAIN):
         """Mean next-token cross-entropy in nats."""
-        logits = self(tokens)
-        return optax.softmax_cross_entropy_with_integer_labels(
-            logits, targets).mean()
+        return ops.unembed_loss(self.features(tokens, ops), self.output_matrix(), targets.astype(jnp.int32))
 
 
 def parameter_counts(cfg: ModelConfig) -> dict:

@@ -18,7 +18,7 @@ from flax import nnx
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from dwlib.train import fast
-from dwlib.train.model import ModelConfig, abstract_params
+from dwlib.train.model import PLAIN, ModelConfig, abstract_params
 from dwlib.train.optim import OptimConfig, make_optimizer
 
 
@@ -53,13 +53,13 @@ class Steps:
 
 
 def loss_fn(graphdef, params, batch):
-    """Mean next-token loss of ``batch`` (B, N + 1) token ids under ``params``: the plain model's
-    :meth:`~dwlib.train.model.Decoder.loss` (JAX's derivative), or with ``ops="fast"`` the same
-    loss over the same parameters through :func:`dwlib.train.fast.loss` (hand-written gradients).
-    The choice is made here, above both, so that the plain model never imports the fast path."""
+    """Mean next-token loss of ``batch`` (B, N + 1) token ids under ``params``: the model's
+    :meth:`~dwlib.train.model.Decoder.loss` with the operations its config names, the plain ones
+    (JAX's derivative) or, with ``ops="fast"``, :data:`dwlib.train.fast.OPS` (hand-written
+    gradients). The choice is made here, above both, so that the model never imports the fast
+    operations."""
     model = nnx.merge(graphdef, params)
-    tokens, targets = batch[:, :-1], batch[:, 1:]
-    return fast.loss(model, tokens, targets) if model.cfg.ops == "fast" else model.loss(tokens, targets)
+    return model.loss(batch[:, :-1], batch[:, 1:], fast.OPS if model.cfg.ops == "fast" else PLAIN)
 
 
 def update(loss_fn, tx, params, opt_state, batch, scale=None):
