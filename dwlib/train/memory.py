@@ -1,4 +1,4 @@
-"""How much memory a training step needs, checked against the device's before any work (issue 39).
+"""How much memory a training step needs, checked against the device's before any work.
 
 A step holds, on each device of its mesh (:mod:`dwlib.train.step`: parameters replicated, the
 batch split over the devices), the parameters, their gradients and AdamW's two moments (4

@@ -1,4 +1,4 @@
-"""Packs: a tokenised corpus as one compressed file, for a machine without network (issue 17).
+"""Packs: a tokenised corpus as one compressed file, for a machine without network.
 
 A GPU machine cannot install the corpus package nor fetch anything, so the token ids travel with
 the working tree in one file (git-ignored, at most 60 MiB). Layout:
