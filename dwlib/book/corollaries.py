@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import altair as alt
 import pandas as pd
 
 from dwlib import fmt
@@ -167,3 +168,28 @@ def numbers() -> dict:
         "c2_one_depth": one["shallow_depth"],
         "c2_one_beta2": one["beta2"],
     }
+
+
+def width_chart(width: int = W, heads: int = H, depth: int = L):
+    """Corollary 1 as a picture: log10 of the width a shallower network needs to match the deep
+    example, against its depth, on the rows where Theorem 1 bounds the shallow network (where the
+    corollary means something). Removing one layer multiplies the exponent by about three."""
+    rows = []
+    for Ls in range(1, depth - 1):
+        r = bounds.corollary1_width(width, heads, depth, Ls)
+        if r["shallow_in_theorem1"]:
+            rows.append({"shallow depth": Ls, "log10 width": r["log10_width"],
+                         "width": fmt.sci(r["log10_width"])})
+    df = pd.DataFrame(rows)
+    base = alt.Chart(df).encode(
+        x=alt.X("shallow depth:O", title=f"depth of the shallower network (the deep one has {depth})",
+                axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("log10 width:Q", title="log10 of the width it needs"))
+    ref = alt.Chart(pd.DataFrame({"y": [math.log10(width)]})).mark_rule(strokeDash=[4, 3], color="#555").encode(y="y:Q")
+    return alt.layer(
+        base.mark_bar(color="#0072b2", size=36),
+        base.mark_text(dy=-8, fontSize=12).encode(text="width:N"),
+        ref,
+    ).properties(width=300, height=220, title=alt.Title(
+        f"Width needed to match depth {depth} at width {width} ({heads} heads)",
+        subtitle="dashed: the deep network's own width"))

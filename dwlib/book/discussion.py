@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import altair as alt
 import numpy as np
 import pandas as pd
 
@@ -40,14 +41,6 @@ def figure1_rows() -> list[dict]:
     """For each depth of Figure 1: the width a network of that depth needs to lie wholly below its
     threshold (d_x > 3^L, Theorem 1's regime), the non-embedding size 12 L d_x^2 at that width,
     and that size as a multiple of GPT-3 175B's (all as log10, so that depth 207 fits a float)."""
-    def separated(r):  # eqs. (7)/(8) put the deeper network's lower bound above the shallower one's upper
-        heads = get_preset(r["sweep"]).head_size
-        lo = bounds.separation_rank_bounds(r["deep"], r["width_deep"], r["width_deep"] // heads)["lower"]
-        return lo > bounds.separation_rank_bounds(r["shallow"], r["width_shallow"], r["width_shallow"] // heads)["upper"]
-
-    readings = [pv.read_by_rule(name) for name in SWEEPS]
-    n_rule = sum(len(r["pairs"]) for r in readings)
-    n_rule_cross = sum(len(pv.crossing(r)) for r in readings)
     gpt3 = next(g for g in gpt3_table() if g["name"] == "GPT-3 175B")
     rows = []
     for L in FIGURE1_DEPTHS:
@@ -194,3 +187,27 @@ def numbers() -> dict:
         "ds_lr_gap_common": lr["gap_at_reference"],
         "ds_lr_gap_best": lr["gap_at_best"],
     }
+
+
+def figure1_chart(max_depth: int = 48):
+    """The theory's reading of Figure 1 as a picture: for each depth of the figure (up to
+    ``max_depth``; depth 207 needs a width of 10^98.8 and would flatten the rest), log10 of the
+    width at which a network of that depth lies wholly below its threshold, beside the widest
+    network of the paper's time (GPT-3 175B) and the zoom's narrowest width."""
+    gpt3 = next(g for g in gpt3_table() if g["name"] == "GPT-3 175B")
+    df = pd.DataFrame([{"depth": str(r["depth"]), "log10 width": r["log10_width"],
+                        "width": fmt.sci(r["log10_width"]) if r["log10_width"] >= 6 else f"{10 ** r['log10_width']:,.0f}"}
+                       for r in figure1_rows() if r["depth"] <= max_depth])
+    order = list(df["depth"])
+    base = alt.Chart(df).encode(x=alt.X("depth:N", sort=order, title="depth L (the curves of the paper's Figure 1)",
+                                        axis=alt.Axis(labelAngle=0)),
+                                y=alt.Y("log10 width:Q", title="log10 of the width with L < log3 d_x"))
+    refs = pd.DataFrame([{"y": math.log10(gpt3["width"]), "what": f"GPT-3 175B, width {gpt3['width']:,}"},
+                         {"y": math.log10(FIGURE1_MIN_WIDTH), "what": f"Figure 1(b)'s narrowest width, {FIGURE1_MIN_WIDTH}"}])
+    rule = alt.Chart(refs).mark_rule(strokeDash=[4, 3], color="#d55e00").encode(y="y:Q")
+    label = alt.Chart(refs).mark_text(align="left", dx=4, dy=-6, color="#d55e00", fontSize=11).encode(
+        y="y:Q", x=alt.value(4), text="what:N")
+    return alt.layer(base.mark_bar(color="#0072b2", size=30), base.mark_text(dy=-8, fontSize=11).encode(text="width:N"),
+                     rule, label).properties(width=320, height=240, title=alt.Title(
+                         "Width at which each depth lies wholly below its threshold",
+                         subtitle="d_x > 3^L, Theorem 1's regime; dashed: real widths"))
