@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 
-import altair as alt
 import pandas as pd
 
 from dwlib import fmt
 from dwlib.core import bounds
+from dwlib.viz.theory import corollary1_width_chart
 
 W, H, L = 1000, 16, 6  # the paper's example for Corollary 1 (section 4.1)
 DEEP = {(1024, 16, 24): "BERT-large shape", (1600, 25, 48): "GPT-2 XL shape", (12288, 96, 96): "GPT-3 175B shape"}
@@ -178,18 +178,5 @@ def width_chart(width: int = W, heads: int = H, depth: int = L):
     for Ls in range(1, depth - 1):
         r = bounds.corollary1_width(width, heads, depth, Ls)
         if r["shallow_in_theorem1"]:
-            rows.append({"shallow depth": Ls, "log10 width": r["log10_width"],
-                         "width": fmt.sci(r["log10_width"])})
-    df = pd.DataFrame(rows)
-    base = alt.Chart(df).encode(
-        x=alt.X("shallow depth:O", title=f"depth of the shallower network (the deep one has {depth})",
-                axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("log10 width:Q", title="log10 of the width it needs"))
-    ref = alt.Chart(pd.DataFrame({"y": [math.log10(width)]})).mark_rule(strokeDash=[4, 3], color="#555").encode(y="y:Q")
-    return alt.layer(
-        base.mark_bar(color="#0072b2", size=36),
-        base.mark_text(dy=-8, fontSize=12).encode(text="width:N"),
-        ref,
-    ).properties(width=300, height=220, title=alt.Title(
-        f"Width needed to match depth {depth} at width {width} ({heads} heads)",
-        subtitle="dashed: the deep network's own width"))
+            rows.append({"shallow depth": Ls, "log10 width": r["log10_width"], "width": fmt.sci(r["log10_width"])})
+    return corollary1_width_chart(rows, width, heads, depth, math.log10(width))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-import altair as alt
 import numpy as np
 import pandas as pd
 
@@ -22,6 +21,7 @@ from dwlib.experiments import transition as tr
 from dwlib.experiments.catalogue import gpt3_table
 from dwlib.experiments.presets import get_preset
 from dwlib.experiments.records import stored_results
+from dwlib.viz.theory import threshold_width_chart
 
 #: Figure 1 of the paper: its panel (b) shows widths d >= 200, and its caption names the depths
 #: of the L > 6 curve, 12, 24, 36, 48 and 207 (section 1); depth 6 is the last of the curves
@@ -195,19 +195,9 @@ def figure1_chart(max_depth: int = 48):
     width at which a network of that depth lies wholly below its threshold, beside the widest
     network of the paper's time (GPT-3 175B) and the zoom's narrowest width."""
     gpt3 = next(g for g in gpt3_table() if g["name"] == "GPT-3 175B")
-    df = pd.DataFrame([{"depth": str(r["depth"]), "log10 width": r["log10_width"],
-                        "width": fmt.sci(r["log10_width"]) if r["log10_width"] >= 6 else f"{10 ** r['log10_width']:,.0f}"}
-                       for r in figure1_rows() if r["depth"] <= max_depth])
-    order = list(df["depth"])
-    base = alt.Chart(df).encode(x=alt.X("depth:N", sort=order, title="depth L (the curves of the paper's Figure 1)",
-                                        axis=alt.Axis(labelAngle=0)),
-                                y=alt.Y("log10 width:Q", title="log10 of the width with L < log3 d_x"))
-    refs = pd.DataFrame([{"y": math.log10(gpt3["width"]), "what": f"GPT-3 175B, width {gpt3['width']:,}"},
-                         {"y": math.log10(FIGURE1_MIN_WIDTH), "what": f"Figure 1(b)'s narrowest width, {FIGURE1_MIN_WIDTH}"}])
-    rule = alt.Chart(refs).mark_rule(strokeDash=[4, 3], color="#d55e00").encode(y="y:Q")
-    label = alt.Chart(refs).mark_text(align="left", dx=4, dy=-6, color="#d55e00", fontSize=11).encode(
-        y="y:Q", x=alt.value(4), text="what:N")
-    return alt.layer(base.mark_bar(color="#0072b2", size=30), base.mark_text(dy=-8, fontSize=11).encode(text="width:N"),
-                     rule, label).properties(width=320, height=240, title=alt.Title(
-                         "Width at which each depth lies wholly below its threshold",
-                         subtitle="d_x > 3^L, Theorem 1's regime; dashed: real widths"))
+    rows = [{"depth": str(r["depth"]), "log10 width": r["log10_width"],
+             "width": fmt.sci(r["log10_width"]) if r["log10_width"] >= 6 else f"{10 ** r['log10_width']:,.0f}"}
+            for r in figure1_rows() if r["depth"] <= max_depth]
+    refs = [{"y": math.log10(gpt3["width"]), "what": f"GPT-3 175B, width {gpt3['width']:,}"},
+            {"y": math.log10(FIGURE1_MIN_WIDTH), "what": f"Figure 1(b)'s narrowest width, {FIGURE1_MIN_WIDTH}"}]
+    return threshold_width_chart(rows, refs)
