@@ -6,6 +6,8 @@
 - Adds the MathJax 2 shim that the saved-widget renderer needs (see assets/mathjax2-shim.js).
 - Adds assets/dwcharts.js, which fits each chart to its column (a phone's included), after
   the Vega libraries (``html_js_files`` come at priority 800) and before the charts' scripts.
+- Adds assets/dwmath.js, which draws a display formula wider than its column smaller, down to
+  a limit (past it the formula scrolls sideways in its own box, from its start).
 - Adds assets/dwfigures.css, the style of numbered figures. A chart becomes a figure through
   its cell's metadata (``mystnb: figure: {name, caption}``, which myst-nb wraps around the
   output); Sphinx numbers it per chapter (``numfig`` with the chapters numbered in _toc.yml).
@@ -55,6 +57,7 @@ def setup(app):
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.add_js_file("mathjax2-shim.js", priority=100)
     app.add_js_file("dwcharts.js", priority=900)
+    app.add_js_file("dwmath.js", priority=900)
     app.add_css_file("dwbook.css")
     app.add_css_file("dwfigures.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
