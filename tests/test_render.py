@@ -134,3 +134,16 @@ def test_explorer_offers_a_static_snapshot_beside_its_widget_view():
     assert "depth L = 6, width = 1,024" in data["text/html"] and "<p>L=6, d=1024</p>" in data["text/html"]
     a.value = 7
     assert "depth L = 7" in box._repr_mimebundle_()["text/html"]
+
+
+def test_explorer_carries_its_static_chart_for_the_book():
+    """An explorer given a static chart saves the chart's Vega-Lite spec beside the widget view
+    (the book draws it instead of the widget; _config.yml ranks the widget view last for HTML),
+    with the book's embed options; without one, its output is as before."""
+    a = widgets.int_slider("depth L", 6, 1, 24)
+    chart = alt.Chart(pd.DataFrame({"x": [1]})).mark_point().encode(x="x:Q")
+    data, metadata = widgets.explorer(lambda a: f"<p>{a}</p>", static=chart, a=a)._repr_mimebundle_()
+    assert {render.MIMETYPE, "application/vnd.jupyter.widget-view+json", "text/html", "text/plain"} == set(data)
+    assert data[render.MIMETYPE]["mark"]["type"] == "point" and data["text/plain"].startswith(("VBox", "Explorer"))
+    assert metadata[render.MIMETYPE]["embed_options"] == {"actions": False, "renderer": "svg"}
+    assert render.MIMETYPE not in widgets.explorer(lambda a: "<p></p>", a=a)._repr_mimebundle_()

@@ -170,3 +170,25 @@ def test_bounds_panel_says_when_every_width_suffices():
 def test_heads_note_only_when_heads_do_not_divide_the_width():
     assert fmt.heads_note(1024, 16) is None
     assert "do not divide" in fmt.heads_note(1000, 16)
+
+
+def test_threshold_explorer_static_chart_says_what_the_live_panel_says():
+    """The static book's form of the threshold explorer computes in Vega what its live panel
+    computes in Python: the width from the slider, log3 of it, the regime and C = (3^L - 1)/2."""
+    box = vb.threshold_explorer(width=1024, depth=7)
+    spec = box.static.to_dict()
+    params = {p["name"]: p for p in spec["params"]}
+    assert params["log2_width"]["value"] == 10 and params["depth"]["value"] == 7  # the live explorer's 1,024
+    expr = _calculates(spec)
+    for log_w in (3.3, 8.0, 10.0, 13.35, 19.95):
+        for L in (1, 5, 7, 24):
+            width = _eval_vega(expr["width"].replace("round(", "np_round("), log2_width=log_w, np_round=round)
+            assert width == int(round(2 ** log_w))
+            th = _eval_vega(expr["th"], datum=SimpleNamespace(width=width))
+            assert th == pytest.approx(float(bounds.depth_threshold(width)), rel=1e-12)
+            assert _eval_vega(expr["C"], depth=L) == (3 ** L - 1) // 2
+            which = bounds.regime(L, width)
+            efficient = L < th and abs(L - th) > 1e-12
+            assert which == ("depth-efficient" if efficient else "depth-inefficient")
+            assert ("'depth-efficient (Theorem 1, eq. 7)'" in expr["line2"]
+                    and "'depth-inefficient (Theorem 2, eq. 8)'" in expr["line2"])

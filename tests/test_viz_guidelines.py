@@ -88,13 +88,21 @@ def test_models_chart_draws_every_model_once():
     names = " / ".join(p["name"] for p in points)
     for m in models:  # every model drawn (same shapes merged into one point)
         assert m["name"] in names
-    assert len(points) == len({(m["depth"], m["width"]) for m in models})
+    # one point per shape, and one more for each model whose verdict the catalogue calls not
+    # meaningful (T5-11B): drawn apart, in grey, with no verdict
+    apart = [m for m in models if m.get("verdict_meaningful") is False]
+    assert [m["name"] for m in apart] == ["T5-11B"]
+    assert len(points) == len({(m["depth"], m["width"]) for m in models}) + len(apart)
+    t5 = next(p for p in points if p["name"] == "T5-11B")
+    assert t5["verdict"] == vg.NO_VERDICT and (t5["depth"], t5["width"]) == (24, 1024)
+    assert all("T5-11B" not in p["name"] for p in points if p is not t5)
     merged = next(p for p in points if (p["depth"], p["width"]) == (96, 12288))
     assert merged["name"] == "OPT-175B / GPT-3 175B" and merged["verdict"] == "too deep"
     assert "zhang2022opt" in merged["source"] and "brown2020language" in merged["source"]
-    # labels: at most two names per point, each left or right of its point
-    assert all(p["label"].count(" / ") <= 1 and p["align"] in ("left", "right") for p in points)
-    assert next(p for p in points if p["depth"] == 12)["label"] == "BERT-base / GPT-2 Small +1"
+    # labels: one name per point and how many more (a phone's plot is narrow), each left or
+    # right of its point
+    assert all(" / " not in p["label"] and p["align"] in ("left", "right") for p in points)
+    assert next(p for p in points if p["depth"] == 12)["label"] == "BERT-base +2"
 
 
 def test_models_chart_colours_follow_the_fit_passed_in():
@@ -102,7 +110,8 @@ def test_models_chart_colours_follow_the_fit_passed_in():
     other = Fit(9.0, 0.01)
     points = _points(vg.models_chart(load_models(), fit=other).to_dict())
     for p in points:
-        assert p["verdict"] == verdict(p["depth"], p["width"], fit=other)["verdict"]
+        if p["verdict"] != vg.NO_VERDICT:
+            assert p["verdict"] == verdict(p["depth"], p["width"], fit=other)["verdict"]
     assert {p["verdict"] for p in points} != {m["verdict"] for m in load_models()}
 
 
@@ -169,3 +178,17 @@ def test_advisor_widget_updates():
     head.value = 64
     assert panel.value == vg.advisor_html(1e12, 64)
     assert (slider.min, slider.max) == (6, 13)
+
+
+def test_models_chart_verdicts_are_told_by_shape_and_colour_blind_safe_colour():
+    """Each verdict has its own point shape (not colour alone) and a colour of Okabe and Ito's
+    palette (no red against green); a model with no verdict is grey."""
+    okabe_ito = {"#000000", "#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7"}
+    assert set(vg.VERDICT_COLORS.values()) <= okabe_ito
+    spec = vg.models_chart(load_models()).to_dict()
+    dots = next(v for v in spec["layer"] if isinstance(v["mark"], dict) and v["mark"]["type"] == "point")
+    color, shape = dots["encoding"]["color"], dots["encoding"]["shape"]
+    assert color["field"] == shape["field"] == "verdict"
+    assert color["scale"]["domain"] == shape["scale"]["domain"] == [*vg.VERDICT_COLORS, vg.NO_VERDICT]
+    assert len(set(shape["scale"]["range"])) == len(shape["scale"]["domain"])
+    assert color["scale"]["range"][-1] == vg.NO_VERDICT_COLOR

@@ -20,7 +20,7 @@ from dwlib import fmt
 from dwlib.core.bounds import (C2_FACTOR, LOG3_2, corollary1_width, depth_threshold, regime,
                                separation_rank_bounds)
 from dwlib.errors import InputError
-from dwlib.viz.layout import band, narrow_offsets, text_offsets
+from dwlib.viz.layout import NARROW_WIDTH, band, narrow_offsets, text_offsets
 from dwlib.viz.render import short_label, slider
 from dwlib.viz.widgets import explorer, int_slider, log_slider
 
@@ -52,14 +52,18 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     line = base.mark_line(color="black").encode(y=alt.Y("threshold:Q", scale=yscale),
                                                 tooltip=[alt.Tooltip("width:Q", format=",.0f"),
                                                          alt.Tooltip("threshold:Q", format=".2f")])
-    labels = pd.DataFrame({"width": [lo * 1.3, lo * 1.3], "depth": [1.3, depth_range[1] / 1.6],
-                           "text": ["L < log3 d_x: depth-efficient (Theorem 1)",
-                                    "L > log3 d_x: depth and width alike\n(Theorem 2)"]})
-    region_text = alt.Chart(labels).mark_text(align="left", fontSize=11, color="#444",
+    # The regions' names: Theorem 1's along the bottom, under the curve; Theorem 2's in short
+    # lines at the top left, where no real model stands (the narrowest real width, 768, lies
+    # near the middle of the x axis); the models' labels keep clear of it (an obstacle below).
+    width_px, height_px = 560, 340
+    region_font, upper_depth = 10, depth_range[1] / 1.1
+    upper = "L > log3 d_x:\ndepth and\nwidth alike\n(Theorem 2)"
+    labels = pd.DataFrame({"width": [lo * 1.3, lo * 1.3], "depth": [1.3, upper_depth],
+                           "text": ["L < log3 d_x: depth-efficient (Theorem 1)", upper]})
+    region_text = alt.Chart(labels).mark_text(align="left", baseline="top", fontSize=region_font, color="#444",
                                               lineBreak="\n", limit=alt.expr("width - 12")).encode(
         x=x, y=alt.Y("depth:Q", scale=yscale), text="text:N")
     layers = [below, above, line, region_text]
-    width_px, height_px = 560, 340
     if models:
         # One point per shape (models of equal depth and width share it), labels placed so
         # that they do not overlap at any width the chart is drawn at (dwlib.viz.layout).
@@ -71,7 +75,15 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
         py = [float((1 - (np.log10(L) - np.log10(depth_range[0]))
                      / (np.log10(depth_range[1]) - np.log10(depth_range[0]))) * height_px) for L, _ in keys]
         texts = [short_label(shapes[k]) for k in keys]
-        places = narrow_offsets(fx, py, texts, height_px, font_size=10)
+        def y_px(depth):
+            return float((1 - (np.log10(depth) - np.log10(depth_range[0]))
+                          / (np.log10(depth_range[1]) - np.log10(depth_range[0]))) * height_px)
+        rows = upper.split("\n")
+        x0 = float((np.log10(lo * 1.3) - np.log10(lo)) / (np.log10(hi) - np.log10(lo)))  # a fraction
+        region = (x0, y_px(upper_depth), 0.56 * region_font * max(map(len, rows)),
+                  (region_font + 2) * len(rows))
+        obstacle = (region[0] * NARROW_WIDTH, region[1], region[0] * NARROW_WIDTH + region[2], region[1] + region[3])
+        places = narrow_offsets(fx, py, texts, height_px, font_size=10, obstacles=[obstacle])
         pts = pd.DataFrame([{"name": " / ".join(shapes[k]), "depth": k[0], "width": k[1], "label": t,
                              "align": a, "dx": dx, "dy": dy}
                             for k, t, (a, dx, dy) in zip(keys, texts, places)])
@@ -274,9 +286,41 @@ def threshold_explorer(width: int = 1024, depth: int = 6) -> ipywidgets.VBox:
                 f"A depth-{depth} analysed network sums over C = (3<sup>L</sup> &minus; 1)/2 = "
                 f"{C:,} position indices (eq. 4).</p>")
 
-    return explorer(render,
+    return explorer(render, static=threshold_panel_chart(width, depth),
                     width=log_slider("width d_x", width, 1, 6, 0.05),
                     depth=int_slider("depth L", depth, 1, 24))
+
+
+def threshold_panel_chart(width: int = 1024, depth: int = 6, lines_width: int = 560):
+    """:func:`threshold_explorer`'s panel as a chart that computes in the page (the static
+    book's form of the explorer): sliders for log2(width) and depth, and three lines of text,
+    the threshold log3(d_x), the regime of (L, d_x) and C = (3^L - 1)/2 of eq. (4)."""
+    # width as log2 (the explorer's own 1,024 is a position of the slider), 10 to a million
+    log_w = slider("log2_width", 3.3, 19.95, 0.05, round(round(math.log2(width) / 0.05) * 0.05, 10),
+                   label="log2(width d_x)")
+    L = slider("depth", 1, 24, 1, depth, label="depth L")
+    th = "log(datum.width) / log(3)"
+    lines = (alt.Chart(pd.DataFrame({"i": [0]}))
+             .transform_calculate(width=f"round(pow(2, {log_w.name}))")
+             .transform_calculate(th=th)
+             .transform_calculate(C=f"(pow(3, {L.name}) - 1) / 2")
+             .transform_calculate(
+                 line1="'d_x = ' + format(datum.width, ',.0f') + ': threshold log3 d_x = '"
+                       " + format(datum.th, '.2f')",
+                 line2=f"'L = ' + {L.name} + ': ' + (abs({L.name} - datum.th) <= 1e-12 ? "
+                       "'at the threshold (neither theorem)' : "
+                       f"{L.name} < datum.th ? 'depth-efficient (Theorem 1, eq. 7)' : "
+                       "'depth-inefficient (Theorem 2, eq. 8)')",
+                 line3="'the network sums over C = (3^L - 1)/2 = ' + format(datum.C, ',.0f')",
+                 line4="'position indices (eq. 4)'"))
+    texts = [lines.mark_text(align="left", baseline="top", fontSize=12, fontWeight=w,
+                             limit=alt.expr("width - 4"))
+             .encode(x=alt.value(0), y=alt.value(4 + 20 * i), text=f"{name}:N")
+             for i, (name, w) in enumerate([("line1", "bold"), ("line2", "bold"), ("line3", "normal"),
+                                            ("line4", "normal")])]
+    return (alt.layer(*texts).add_params(log_w, L)
+            .properties(width=lines_width, height=84)
+            .configure_view(stroke=None))
 
 
 def bounds_panel(width: int, heads: int, depth: int, shallow_depth: int) -> str:

@@ -28,8 +28,16 @@ from dwlib.viz.layout import band, narrow_offsets, text_offsets
 from dwlib.viz.render import short_label, slider
 from dwlib.viz.widgets import explorer, log_slider
 
-#: colours of the three verdicts in the book's charts.
-VERDICT_COLORS = {"too shallow": "#1f77b4", "near optimal": "#2ca02c", "too deep": "#d62728"}
+#: colours of the three verdicts in the book's charts (Okabe and Ito's palette, which readers
+#: with any common colour-vision deficiency tell apart, as dwlib.viz.pairs uses), and of a model
+#: whose size 12 L d^2 misdescribes it (its catalogue entry says so: no verdict).
+VERDICT_COLORS = {"too shallow": "#0072b2", "near optimal": "#009e73", "too deep": "#d55e00"}
+NO_VERDICT = "no verdict"
+NO_VERDICT_COLOR = "#999999"
+#: the verdicts' point shapes, so that no reader depends on colour alone: a triangle pointing
+#: the way the depth should go (up: deeper), a circle for near optimal.
+VERDICT_SHAPES = {"too shallow": "triangle-up", "near optimal": "circle", "too deep": "triangle-down",
+                  NO_VERDICT: "square"}
 #: Newton steps unrolled in the advisor chart's Vega expressions (from the start used by
 #: :func:`dwlib.core.fit.optimal_depth`, 6 steps already agree with it to ~1e-15 for budgets
 #: 1e5 - 1e14).
@@ -48,7 +56,9 @@ def _shape_groups(models, fit: Fit, rel_tol: float, abs_tol: float) -> list[dict
     groups: dict = {}
     for m in models:
         v = verdict(m["depth"], m["width"], fit=fit, rel_tol=rel_tol, abs_tol=abs_tol)
-        g = groups.setdefault((v["depth"], v["width"]), {
+        if m.get("verdict_meaningful") is False:  # 12 L d^2 misdescribes it: a point of its own
+            v = {**v, "verdict": NO_VERDICT}
+        g = groups.setdefault((v["depth"], v["width"], v["verdict"] == NO_VERDICT), {
             "names": [], "sources": [], **{k: v[k] for k in (
                 "depth", "width", "budget", "optimal_depth", "depth_ratio", "verdict")}})
         g["names"].append(m["name"])
@@ -85,7 +95,7 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
 
     ``models``: dicts with ``name``, ``depth``, ``width`` and optionally ``source`` (default
     :func:`~dwlib.experiments.catalogue.load_models`).  Models of the same shape are drawn as
-    one point (the label shows at most two names, the tooltip all).  Verdicts are computed
+    one point (the label shows one name and how many more, the tooltip all).  Verdicts are computed
     with ``fit``/``rel_tol``/``abs_tol`` (so the colours match the curve and band).  Labels
     are placed so as not to overlap (:func:`dwlib.viz.render.place_labels`).
     """
@@ -100,7 +110,8 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     lx0, lx1 = math.log10(lo), math.log10(hi)
     fx = [(math.log10(p["budget"]) - lx0) / (lx1 - lx0) for p in groups]
     py = [(1 - p["depth"] / ytop) * height for p in groups]
-    texts = [short_label(p["name"].split(" / ")) for p in groups]
+    # one name a point (the tooltip has them all): a two-name label is wider than a phone's plot
+    texts = [short_label(p["name"].split(" / "), most=1) for p in groups]
     places = narrow_offsets(fx, py, texts, height, font_size=9)
     pts = pd.DataFrame([dict(p, label=text, align=align, dx=dx, dy=dy, size=fmt.count(p["budget"]))
                         for p, text, (align, dx, dy) in zip(groups, texts, places)])
@@ -113,9 +124,14 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
         tooltip=[alt.Tooltip("size:N", title="budget N"),
                  alt.Tooltip("depth:Q", format=".1f", title="optimal depth L*"),
                  alt.Tooltip("width:Q", format=",.0f", title="optimal width d*")])
-    vscale = alt.Scale(domain=list(VERDICT_COLORS), range=list(VERDICT_COLORS.values()))
-    color = alt.Color("verdict:N", title="verdict", scale=vscale,
-                      legend=alt.Legend(orient="bottom-right"))
+    shown = [v for v in [*VERDICT_COLORS, NO_VERDICT] if v in set(pts["verdict"]) or v in VERDICT_COLORS]
+    colors = {**VERDICT_COLORS, NO_VERDICT: NO_VERDICT_COLOR}
+    vscale = alt.Scale(domain=shown, range=[colors[v] for v in shown])
+    # below the plot, never over its labels; the plot keeps its width on a phone
+    legend = alt.Legend(orient="bottom", title="verdict", direction="horizontal", columns=2)
+    color = alt.Color("verdict:N", scale=vscale, legend=legend)
+    shape = alt.Shape("verdict:N", scale=alt.Scale(domain=shown, range=[VERDICT_SHAPES[v] for v in shown]),
+                      legend=legend)
     tips = [alt.Tooltip("name:N", title="model"), alt.Tooltip("depth:Q", title="depth L"),
             alt.Tooltip("width:Q", format=",", title="width d"),
             alt.Tooltip("size:N", title="12 L d²"),
@@ -123,7 +139,7 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
             alt.Tooltip("depth_ratio:Q", format=".2f", title="L / L*"),
             alt.Tooltip("verdict:N"), alt.Tooltip("source:N", title="source")]
     dots = alt.Chart(pts).mark_point(filled=True, size=70, opacity=0.9).encode(
-        x=x, y=alt.Y("depth:Q", scale=yscale), color=color, tooltip=tips)
+        x=x, y=alt.Y("depth:Q", scale=yscale), color=color, shape=shape, tooltip=tips)
     labels = alt.Chart(pts).mark_text(fontSize=9, **text_offsets()).encode(
         x=x, y=alt.Y("depth:Q", scale=yscale), color=color, text="label:N", tooltip=tips)
     return (alt.layer(near, line, dots, labels)

@@ -21,16 +21,19 @@ import altair as alt
 
 from dwlib.viz.render import place_labels
 
-#: the plot width (pixels) labels are placed at: a chart narrowed to a phone's column.
-NARROW_WIDTH = 280
+#: the plot width (pixels) labels are placed at: a chart narrowed to the column of a phone
+#: 320 px wide (the narrowest the book's browser tests open a page at: about 165 px of plot).
+NARROW_WIDTH = 165
 
 
-def narrow_offsets(fractions, ys, texts, height: int, font_size: float) -> list:
+def narrow_offsets(fractions, ys, texts, height: int, font_size: float, obstacles=()) -> list:
     """(align, dx, dy) per point, placed at :data:`NARROW_WIDTH`: ``fractions`` are the
     points' horizontal positions as a fraction of the plot width (0 left, 1 right), ``ys``
-    their pixel heights from the top of a plot ``height`` pixels tall."""
+    their pixel heights from the top of a plot ``height`` pixels tall. ``obstacles``: boxes
+    (x0, y0, x1, y1) in pixels of other text, anchored at the plot's left edge (they do not
+    move as the plot widens), which the labels keep clear of."""
     return place_labels([f * NARROW_WIDTH for f in fractions], list(ys), list(texts),
-                        NARROW_WIDTH, height, font_size=font_size)
+                        NARROW_WIDTH, height, font_size=font_size, obstacles=obstacles)
 
 
 def text_offsets() -> dict:

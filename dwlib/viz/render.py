@@ -83,6 +83,13 @@ def _renderer(spec: dict, **metadata) -> tuple[dict, dict]:
 alt.renderers.register(RENDERER, _renderer)
 
 
+def mime_bundle(chart: alt.TopLevelMixin) -> tuple[dict, dict]:
+    """A chart's output as the book's renderer writes it (data, metadata), whichever renderer is
+    enabled: for a chart shown inside another output (an explorer's static form)."""
+    options = {"actions": False, "renderer": "svg"}
+    return _renderer(chart.to_dict(), embed_options=options)
+
+
 def _inline_values(data) -> dict:
     """Altair's data transformer for dwlib's charts: the data inline in the spec (the book has no
     server to fetch data files from; no row limit), real numbers to
@@ -120,18 +127,19 @@ def spec_json(chart: alt.TopLevelMixin) -> str:
     return json.dumps(chart.to_dict(), sort_keys=True)
 
 
-def short_label(names: list[str]) -> str:
-    """A point's label: at most two names (size suffixes in parentheses dropped), then +k."""
+def short_label(names: list[str], most: int = 2) -> str:
+    """A point's label: at most ``most`` names (size suffixes in parentheses dropped), then +k."""
     short = [n.split(" (")[0] for n in names]
-    return " / ".join(short[:2]) + (f" +{len(short) - 2}" if len(short) > 2 else "")
+    return " / ".join(short[:most]) + (f" +{len(short) - most}" if len(short) > most else "")
 
 
-def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0) -> list:
+def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0, obstacles=()) -> list:
     """Greedy placement of point labels in pixel space (x, y in pixels, y down).
 
     For each point, in order, the first of a few candidate positions (right or left of the
-    point, level, above or below) whose box stays inside the chart and overlaps no point and
-    no label placed so far; if none is free, the one with the least overlap.  Returns
+    point, level, above or below) whose box stays inside the chart and overlaps no point, no
+    label placed so far and none of ``obstacles`` (boxes (x0, y0, x1, y1) of other text the
+    chart draws); if none is free, the one with the least overlap.  Returns
     (align, dx, dy) per point, offsets in pixels from the point to the label's anchor.
     Deterministic (no randomness), so the chart's spec is the same on every run.
     """
@@ -139,9 +147,11 @@ def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0)
     candidates = [("left", gap, 0), ("left", gap, -box_h), ("left", gap, box_h),
                   ("right", -gap, 0), ("right", -gap, -box_h), ("right", -gap, box_h),
                   ("left", gap, -2 * box_h), ("left", gap, 2 * box_h),
-                  ("right", -gap, -2 * box_h), ("right", -gap, 2 * box_h)]
+                  ("right", -gap, -2 * box_h), ("right", -gap, 2 * box_h),
+                  ("left", gap, -3 * box_h), ("left", gap, 3 * box_h),
+                  ("right", -gap, -3 * box_h), ("right", -gap, 3 * box_h)]
     dots = [(x - 4, y - 4, x + 4, y + 4) for x, y in zip(xs, ys)]
-    placed: list = []
+    placed: list = list(obstacles)
     out = []
 
     def overlap(a, b):

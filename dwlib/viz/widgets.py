@@ -8,6 +8,13 @@ there, the controls are drawn but only a live kernel recomputes.
 JupyterLab draws widgets only in trusted output: a notebook opened from disk is untrusted
 until it runs, so an explorer also offers a plain-HTML snapshot (its controls' values and
 its panel), which JupyterLab shows instead until the notebook runs.
+
+The static book has no kernel, so it never shows the widget itself (its controls would move and
+change nothing): _config.yml ranks the widget view last for the HTML pages. An explorer whose
+computation Vega can do is given a ``static`` chart, the same panel with Vega's own sliders, which
+the book draws in its place (its Vega-Lite spec rides in the output beside the widget view;
+JupyterLab, with the widget manager, still draws the live widget, and untrusted, the snapshot); any
+other explorer shows its snapshot there.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Callable
 import ipywidgets as widgets
 
 from dwlib import fmt
+from dwlib.viz.render import mime_bundle
 
 
 def int_slider(description: str, value: int, min: int, max: int, step: int = 1) -> widgets.IntSlider:
@@ -58,18 +66,27 @@ class Explorer(widgets.VBox):
         return (f'<div class="dw-explorer-snapshot"><p><em>Shown for {values}: '
                 f"run the notebook to move the controls.</em></p>{panel.value}</div>")
 
+    #: the static book's form of the explorer (an Altair chart with bound sliders), or None
+    static = None
+
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is not None:  # None when the widget has been closed
-            bundle["text/html"] = self.snapshot_html()
-        return bundle
+        if bundle is None:  # None when the widget has been closed
+            return None
+        bundle["text/html"] = self.snapshot_html()
+        if self.static is None:
+            return bundle
+        chart, metadata = mime_bundle(self.static)
+        chart.pop("text/plain", None)  # the widget's own text stays
+        return {**chart, **bundle}, metadata
 
 
-def explorer(render: Callable[..., str], **controls: widgets.ValueWidget) -> Explorer:
+def explorer(render: Callable[..., str], static=None, **controls: widgets.ValueWidget) -> Explorer:
     """Controls plus an HTML panel showing ``render(**values)``, recomputed on every change.
 
     ``render`` returns an HTML string; it is called once immediately, so the panel is
-    filled before any control moves.
+    filled before any control moves. ``static``: an Altair chart computing the same panel with
+    Vega sliders, which the static book shows instead of the widget (see the module's note).
     """
     panel = widgets.HTML()
 
@@ -79,4 +96,6 @@ def explorer(render: Callable[..., str], **controls: widgets.ValueWidget) -> Exp
     for w in controls.values():
         w.observe(update, names="value")
     update()
-    return Explorer([widgets.HBox(list(controls.values())), panel])
+    box = Explorer([widgets.HBox(list(controls.values())), panel])
+    box.static = static
+    return box
