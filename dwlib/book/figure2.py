@@ -139,8 +139,10 @@ def numbers() -> dict:
     earlier = earlier_rows()
     return {
         "fx_verdict": verdict_sentence(r), "fx_progress": pv.progress_sentence(),
-        "fx_regimes": " ".join(pv.regime_sentence(p) for p in r["pairs"]),
-        "fx_transitions": " ".join(pv.transition_sentence(p) for p in r["pairs"]),
+        "fx_regimes": (" ".join(pv.regime_sentence(p) for p in r["pairs"]) if r["budgets"] else
+                       "Neither pair has a budget with every seed of both depths yet,"),
+        "fx_transitions": (" ".join(pv.transition_sentence(p) for p in r["pairs"]) if r["budgets"] else
+                           "so the rule has no verdict on either pair's transition."),
         "fx_power": power_sentence(r),
         "fx_others": (" ".join(pv.transition_sentence(p) for p in others["pairs"]) if r["budgets"]
                       else "nothing yet, for the same reason."),
