@@ -357,17 +357,20 @@ def _inputs_that_do_not_redraw(page) -> list[str]:
 
 
 def test_book_has_charts_math_widgets_and_sliders():
-    """Across the book, in the built HTML: charts, formulas, saved widgets and charts' bound
-    sliders exist (so the per-page checks above have something to check; each page's test
-    moves every bound slider)."""
+    """Across the book, in the built HTML: charts, formulas, explorers' static forms and charts'
+    bound sliders exist (so the per-page checks above have something to check; each page's test
+    moves every bound slider), and no saved widget view: the static pages have no kernel, so an
+    explorer is shown as a chart or its snapshot, never as controls that change nothing
+    (_config.yml, dwlib/viz/widgets.py)."""
     if not PAGES:
         pytest.fail(f"no built book at {HTML}: run `make book` first")
     text = "".join((HTML / p).read_text(encoding="utf-8") for p in PAGES)
     seen = {"charts": text.count('<div class="dw-chart">'),
             "math": len(re.findall(r'class="math[ "]', text)),
-            "views": text.count('type="application/vnd.jupyter.widget-view+json"'),
+            "explorer snapshots": text.count('class="dw-explorer-snapshot"'),
             "sliders": len(re.findall(r'"input": "range"', text))}
     assert all(seen.values()), seen
+    assert text.count('type="application/vnd.jupyter.widget-view+json"') == 0
 
 
 def test_charts_refit_when_the_column_changes(server, browser):
