@@ -21,6 +21,8 @@ A group met with some of its runs committed and others not (a sweep killed betwe
 renames) is trained again whole, as it was composed, and only its missing runs are committed:
 every run is what its whole group gives, bit for bit (a smaller group gives it only up to float
 rounding, tests/test_multi.py: issue 39 met eval 5.643881 where the whole group gives 5.643529).
+Each ``result.json`` stores the SHA-256 of its ``metrics.jsonl`` and of its own fields, as a
+single run's does (:func:`dwlib.train.checkpoint.sealed`), so an edit is found when it is read.
 A run's temporary ``.<key>.<pid>.group`` left by a process killed in its commit is removed when
 a sweep starts, once that process is gone.
 """
@@ -45,7 +47,7 @@ from dwlib.experiments import sweep_state as base
 from dwlib.experiments.presets import Sweep, get_preset
 from dwlib.experiments.records import record
 from dwlib.store import exclusive, write_json, write_lines
-from dwlib.train.checkpoint import check_out_dir, metric_line
+from dwlib.train.checkpoint import check_out_dir, metric_line, sealed
 from dwlib.train import data as data_lib
 from dwlib.train.config import TrainConfig, run_key
 from dwlib.train.memory import check_fits
@@ -150,7 +152,7 @@ def _commit(row: dict, curve: dict, unit, meta: dict, run_info: dict, log) -> tu
     try:
         write_json(tmp / "config.json", cfg.replace(out_dir=str(dest)).to_dict())
         write_lines(tmp / "metrics.jsonl", lines)
-        write_json(tmp / "result.json", result)
+        write_json(tmp / "result.json", sealed(result, tmp))  # with its metrics' digest, as a single run's
         write_json(tmp / "sweep_meta.json", meta)
         set_aside = int(dest.exists())
         if set_aside and (refused := base.move_aside(dest, f"run {dest.name}: an unfinished or corrupt run "

@@ -6,8 +6,10 @@ A sweep's results directory holds ``sweep.json`` and ``runs/<key>/`` for every r
 budget on both axes (``budget``: non-embedding parameters, the paper's; ``total_params``: with
 embeddings), ``narrow`` (width below 200), peak rate, final losses (held-out; training;
 ``select_loss`` on the validation split where the run has one), the evaluation curve, the
-training curve thinned to about 100 window means, wall time, hardware, git commit. A run whose files are torn, garbage or do not
-agree (a result without its evaluations, fewer losses than steps) has no record: :func:`record`
+training curve thinned to about 100 window means, wall time, hardware, git commit. A run whose
+files are torn, garbage or do not agree (a result without its evaluations, fewer losses than
+steps, losses other than its summary's, a ``metrics.jsonl`` or ``result.json`` edited after the
+run ended: :func:`dwlib.train.checkpoint.digest_problem`) has no record: :func:`record`
 raises StateError naming the run and the file, and a sweep sets that run aside
 (``<out>/set-aside/``) and trains it anew. Nothing here duplicates a run's data on disk;
 ``scripts/publish_sweep.py`` writes the records into the package (``dwlib/data/sweeps``) so
@@ -27,7 +29,7 @@ from dwlib.errors import InputError, StateError, require
 from dwlib.experiments import selection
 from dwlib.experiments.presets import WIDE, Sweep
 from dwlib.store import packaged_text
-from dwlib.train.checkpoint import read_metrics, summary_problem
+from dwlib.train.checkpoint import digest_problem, read_metrics, summary_problem
 
 UNRECORDED = ("out_dir", "cache_dir")  # config fields that say where a run was, not what it was
 
@@ -37,8 +39,12 @@ def record(run_dir: Path) -> dict:
 
     Raises :class:`~dwlib.errors.StateError` (one line naming the run and the file) when the
     run's files are absent, torn or garbage, or do not agree: a result without its evaluations,
-    a curve with more or fewer losses than the steps the result reports. A sweep sets such a run
-    aside; nothing here trusts a file it has not checked.
+    a curve with more or fewer losses than the steps the result reports, a summary that is not
+    what the curve holds, a ``metrics.jsonl`` whose SHA-256 is not the one ``result.json`` stored
+    when the run ended (any line edited), a ``result.json`` whose fields do not give its own
+    stored SHA-256 (any value edited). A result written before results stored these digests (the
+    runs behind the published sweeps) is read without them. A sweep sets such a run aside; nothing
+    here trusts a file it has not checked.
     """
     run_dir = Path(run_dir)
     result, cfg = _json(run_dir, "result.json"), _json(run_dir, "config.json")
@@ -127,7 +133,7 @@ def _check_result(run_dir: Path, result: dict, cfg: dict, losses: list, evals: l
         raise _bad(run_dir, "result.json", f"has an unknown status {status!r}")
     if len(losses) != steps:  # one loss per step (the diverged step's non-finite one included)
         raise _bad(run_dir, "metrics.jsonl", f"holds {len(losses)} training losses for {steps} steps")
-    if (problem := summary_problem(result, losses, evals)) is not None:
+    if (problem := summary_problem(result, losses, evals) or digest_problem(result, run_dir)) is not None:
         raise StateError(f"run {run_dir.name}: {problem}")
 
 

@@ -21,12 +21,26 @@ checkpoint and says so in one line on stderr; with none usable it starts again f
 run is deterministic: only time is lost). A checkpoint computed from another corpus or on
 another number of devices is refused (:class:`~dwlib.errors.StateError`), never mixed in
 (checkpoints written before these were recorded are checked for the seed only).
+
+Edits: each checkpoint stores the SHA-256 of ``metrics.jsonl`` as it was when the checkpoint was
+written (the lines up to its step), and ``result.json`` stores the digest of the whole file
+(``metrics_sha256``). A checkpoint whose lines were edited since (a loss changed in place, still a
+well-formed line) is passed over like one whose lines are torn: its parameters are sound, but the
+curve before it is not the one it computed, and the curve cannot be recomputed without training
+again, so the run resumes from an older checkpoint whose lines are intact (or from step 0) and
+writes those steps' lines again, exactly as they first were. ``result.json`` also stores the
+digest of its own other fields but the timings (``result_sha256``, :func:`seal`). A completed run whose
+``metrics.jsonl`` or ``result.json`` no longer has its digest is not a result
+(:func:`digest_problem`: the trainer completes it again, a sweep's records set it aside).
+Checkpoints and results written before the digests existed (the stored sweeps' runs) have none
+and are read as before, unchecked for edits.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import io
 import json
 import logging
@@ -34,6 +48,7 @@ import math
 import os
 import shutil
 import signal
+import stat
 import sys
 import threading
 from pathlib import Path
@@ -181,12 +196,67 @@ def summary_problem(result: dict, losses: list, evals: list) -> str | None:
     return None
 
 
-def _records(path: Path) -> list:
+DIGEST = "metrics_sha256"  # result.json's field: the SHA-256 of metrics.jsonl's bytes when the run ended
+SEAL = "result_sha256"  # result.json's field: the SHA-256 of its other fields but the timings (canonical JSON)
+TIMINGS = ("tokens_per_s", "seconds_this_session")  # a summary's measured times: outside its seal
+
+
+def metrics_digest(out_dir: str | os.PathLike) -> str:
+    """The SHA-256 (hex) of ``out_dir/metrics.jsonl``'s bytes; OSError when it cannot be read."""
+    return hashlib.sha256((Path(out_dir) / "metrics.jsonl").read_bytes()).hexdigest()
+
+
+def seal(result: dict) -> str:
+    """The SHA-256 of a summary's fields (JSON, sorted keys) but its timings (``TIMINGS``:
+    they differ from session to session, so that two runs computing the same thing have the same
+    summary and seal but for them) and ``result_sha256`` itself: stored in it, it tells an edited
+    value (a loss, a count, a fingerprint) from the one written."""
+    rest = {k: v for k, v in result.items() if k != SEAL and k not in TIMINGS}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode("ascii")).hexdigest()  # NaN: an edit, hashed
+
+
+def sealed(result: dict, out_dir: str | os.PathLike) -> dict:
+    """``result`` with the digest of ``out_dir/metrics.jsonl`` and its own seal added (in place)."""
+    result[DIGEST] = metrics_digest(out_dir)
+    result[SEAL] = seal(result)
+    return result
+
+
+def _lines_digest(lines: list[str]) -> str:
+    """The SHA-256 of the file these lines were read from, when each ended in a newline."""
+    return hashlib.sha256("".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def digest_problem(result: dict, out_dir: str | os.PathLike) -> str | None:
+    """Why a completed or diverged run's ``result.json`` is not as it was written (a value edited:
+    its seal differs) or ``out_dir/metrics.jsonl`` is not the file it was written with (a line
+    edited, even to another well-formed line), or None. A result with neither ``result_sha256``
+    nor ``metrics_sha256`` was written before results stored them (the runs behind the published
+    sweeps among them): it is read as before, unchecked for edits."""
+    if SEAL not in result and DIGEST not in result:
+        return None
+    if result.get(SEAL) != seal(result):
+        return "result.json is not as it was written (its values do not give its result_sha256): it was edited " \
+               "or damaged after the run ended"
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        actual = metrics_digest(out_dir)
+    except OSError as err:
+        return f"metrics.jsonl cannot be read ({type(err).__name__}: {_first_line(err)})"
+    if actual != result[DIGEST]:
+        return (f"metrics.jsonl is not the file its result.json was written with (SHA-256 {actual[:12]}..., "
+                f"result.json records {str(result[DIGEST])[:12]}...): it was edited or damaged after the run ended")
+    return None
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
     except FileNotFoundError:
         return []
-    return [parse_metric(line) for line in text.splitlines()]
+
+
+def _records(path: Path) -> list:
+    return [parse_metric(line) for line in _lines(path)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,12 +333,31 @@ _STEP_METADATA = "_CHECKPOINT_METADATA"
 def _finish_deleting(folder: Path) -> None:
     """Remove the step directories of ``folder`` that orbax was deleting (an old checkpoint past
     ``max_to_keep``) when the process was stopped: orbax would list them as checkpoints and warn
-    that their metadata is missing. A committed checkpoint is never touched."""
+    that their metadata is missing. A committed checkpoint is never touched. Whatever else stands
+    where a checkpoint goes (``<step>`` or orbax's ``<step>.orbax-checkpoint-tmp...``: a file, a
+    FIFO that orbax would wait on for good, a symbolic link, removed as a link) is removed too."""
     if not folder.is_dir():
         return
     for step in folder.iterdir():
-        if step.name.isdigit() and step.is_dir() and not (step / _STEP_METADATA).exists():
+        if not step.name.split(".")[0].isdigit():
+            continue
+        if step.is_symlink() or not step.is_dir():  # a file, FIFO or link where a checkpoint goes: never one of ours
+            step.unlink(missing_ok=True)
+            print(f"dwlib: run {folder.parent}: removed {folder.name}/{step.name}, which was not a checkpoint's "
+                  "folder (a file, FIFO or symbolic link)", file=sys.stderr, flush=True)
+        elif step.name.isdigit() and not (step / _STEP_METADATA).exists():
             shutil.rmtree(step, ignore_errors=True)
+
+
+def _not_plain(folder: Path) -> str | None:
+    """The first entry under ``folder`` that is neither a regular file nor a folder (a FIFO, a
+    socket, a device, a symbolic link), relative to ``folder``'s parent; None when there is none."""
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            mode = os.lstat(os.path.join(root, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                return os.path.relpath(os.path.join(root, name), folder.parent)
+    return None
 
 
 class RunDir:
@@ -289,14 +378,15 @@ class RunDir:
     def restore(self, state: dict) -> tuple[dict, int, list[float], list[dict]]:
         """``(state, step, train_losses, evals)`` from the newest usable checkpoint (or the given
         state at step 0), with ``metrics.jsonl`` cut back to that step and opened for appending."""
-        records = _records(self.path / "metrics.jsonl")
+        lines = _lines(self.path / "metrics.jsonl")
+        records = [parse_metric(line) for line in lines]
         steps, interval = self.config["steps"], self.config["eval_interval"]
         notes, start = [], 0
         for step in sorted(self.manager.all_steps(), reverse=True):
             if (gap := metrics_gap(records, step, steps, interval)) is not None:
                 why = "is missing" if not (self.path / "metrics.jsonl").exists() else gap
                 notes.append(f"metrics.jsonl {why}, so the checkpoint at step {step} cannot be used")
-            elif (restored := self._read(step, state, notes)) is not None:
+            elif (restored := self._read(step, state, notes, lines[:len(schedule(step, steps, interval))])) is not None:
                 state, start = restored
                 break
             self._drop(step)
@@ -311,9 +401,13 @@ class RunDir:
         return (state, start, [r["loss"] for r in kept if "loss" in r],
                 [{"step": r["step"], "eval_loss": r["eval_loss"]} for r in kept if "eval_loss" in r])
 
-    def _read(self, step: int, state: dict, notes: list) -> tuple[dict, int] | None:
-        """The checkpoint at ``step`` (None, with a note, when orbax cannot read it); StateError when
-        it was computed from other data."""
+    def _read(self, step: int, state: dict, notes: list, lines: list[str]) -> tuple[dict, int] | None:
+        """The checkpoint at ``step`` (None, with a note, when orbax cannot read it or when
+        ``lines``, the metrics lines up to ``step``, are not those it was written after); StateError
+        when it was computed from other data."""
+        if (odd := _not_plain(self.path / "checkpoints" / str(step))) is not None:  # orbax would wait on a FIFO
+            notes.append(f"the checkpoint at step {step} cannot be read ({odd} is not a file or folder)")
+            return None
         abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, state)
         try:
             with _quiet_on_failure():
@@ -334,12 +428,22 @@ class RunDir:
         if stored.get("next_step", step) != step:
             raise StateError(f"the checkpoint at step {step} in {str(self.path)!r} says it continues at "
                              f"step {stored['next_step']}: delete the run directory to start again")
+        digest = restored["meta"].get(DIGEST)  # absent in checkpoints written before it was stored
+        if digest is not None and digest != _lines_digest(lines):
+            notes.append(f"metrics.jsonl up to step {step} is not what it was when the checkpoint at step {step} "
+                         "was written (a line edited), so that checkpoint cannot be used")
+            return None
         return restored["state"], step
 
     def _drop(self, step: int) -> None:
-        """Delete an unusable checkpoint (a later save of that step must not find it in place)."""
+        """Delete an unusable checkpoint (a later save of that step must not find it in place): a
+        folder, or whatever stands in its place (a file, a symbolic link: the link, not its target)."""
         if self.lead:
-            shutil.rmtree(self.path / "checkpoints" / str(step), ignore_errors=True)
+            where = self.path / "checkpoints" / str(step)
+            if where.is_symlink() or not where.is_dir():
+                where.unlink(missing_ok=True)
+            else:
+                shutil.rmtree(where, ignore_errors=True)
         self.manager.reload()
 
     def log(self, rec: dict) -> None:
@@ -366,7 +470,8 @@ class RunDir:
             with _quiet_on_failure():
                 self.manager.save(step, args=ocp.args.Composite(
                     state=ocp.args.StandardSave(state),
-                    meta=ocp.args.JsonSave({"step": step, "data": {**self.data, "next_step": step}})))
+                    meta=ocp.args.JsonSave({"step": step, "data": {**self.data, "next_step": step},
+                                            **self._digest()})))
         except Exception as err:
             if self.lead:
                 for tmp in (self.path / "checkpoints").glob(f"{step}.orbax-checkpoint-tmp*"):
@@ -376,10 +481,19 @@ class RunDir:
             raise OSError(28, f"no space left on device for the checkpoint at step {step} in {self.path}") from None
         _test_kill("after-checkpoint", step)
 
+    def _digest(self) -> dict:
+        """``{"metrics_sha256": ...}`` of the metrics written so far (by the lead process: the one
+        that writes them), stored with a checkpoint; empty elsewhere."""
+        return {DIGEST: metrics_digest(self.path)} if self.metrics is not None else {}
+
     def close(self, result: dict | None = None) -> None:
-        """Close the metrics and checkpoints; write ``result.json`` (strict JSON) when the run ended."""
+        """Close the metrics and checkpoints; when the run ended, write ``result.json`` (strict
+        JSON), with the digest of ``metrics.jsonl`` and its seal added to ``result`` (in place:
+        :func:`sealed`)."""
         if self.metrics is not None:
             self.sync()
+            if result is not None:
+                sealed(result, self.path)
             self.metrics.close()
             self.metrics = None
         if result is not None and self.lead:

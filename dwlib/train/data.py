@@ -72,13 +72,17 @@ def cache_dir(path: str | os.PathLike | None = None) -> Path:
 
 def _read_text(path: Path) -> str:
     """A text file as UTF-8. Bytes that are not UTF-8 (or NUL) are replaced by U+FFFD and counted:
-    one warning line when there are some, InputError when they exceed BINARY_SHARE of the file."""
+    one warning line when there are some, InputError when they exceed BINARY_SHARE of the file,
+    or when reading it meets the memory this process may use (a MemoryError: ``ulimit -v``)."""
     _check_regular(path)
     try:
         raw = path.read_bytes()
+        text = raw.decode("utf-8", errors="replace")
     except OSError as err:
         raise InputError(f"cannot read corpus file {str(path)!r}: {err.strerror}") from None
-    text = raw.decode("utf-8", errors="replace")
+    except MemoryError:
+        raise InputError(f"corpus file {str(path)!r} ({path.stat().st_size / 1e9:,.1f} GB) does not fit in the "
+                         "memory this process may use (MemoryError): give a smaller corpus or raise the limit") from None
     bad = text.count("\ufffd") - raw.count("\ufffd".encode()) + raw.count(b"\0")
     if bad:
         require(bad <= BINARY_SHARE * len(raw), f"corpus file {str(path)!r} is not UTF-8 text: {bad:,} of its "

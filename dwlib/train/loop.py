@@ -36,8 +36,8 @@ from dwlib.errors import StateError
 from dwlib.store import check_kinds, exclusive
 from dwlib.train import batches
 from dwlib.train import data as data_lib
-from dwlib.train.checkpoint import (RunDir, check_out_dir, check_run_dir, metrics_problem, read_json, read_metrics,
-                                    summary_problem)
+from dwlib.train.checkpoint import (RunDir, check_out_dir, check_run_dir, digest_problem, metrics_problem, read_json,
+                                    read_metrics, summary_problem)
 from dwlib.train.config import TrainConfig, check_same_run
 from dwlib.train.memory import check_fits
 from dwlib.train.model import init_params, parameter_counts
@@ -177,7 +177,9 @@ def _check_same_ops(stored: dict, cfg: TrainConfig, out: Path) -> None:
 
 
 def _result_problem(done: dict, out: Path, cfg: TrainConfig) -> str | None:
-    """Why a stored summary cannot be trusted (incomplete, or not what its metrics hold), or None."""
+    """Why a stored summary cannot be trusted (incomplete, not what its metrics hold, or its
+    metrics edited since it was written: :func:`~dwlib.train.checkpoint.digest_problem`; a summary
+    from before summaries stored that digest is not checked for edits), or None."""
     missing = [k for k in SUMMARY_KEYS if k not in done]
     if missing:
         return f"result.json lacks {', '.join(missing)}"
@@ -187,7 +189,7 @@ def _result_problem(done: dict, out: Path, cfg: TrainConfig) -> str | None:
         if (problem := metrics_problem(out, cfg.steps, cfg.steps, cfg.eval_interval)) is not None:
             return problem
         try:
-            return summary_problem(done, *read_metrics(out))
+            return summary_problem(done, *read_metrics(out)) or digest_problem(done, out)
         except (OSError, ValueError) as err:
             return f"its metrics cannot be read ({err})"
     if done["status"] == "diverged":
@@ -195,7 +197,7 @@ def _result_problem(done: dict, out: Path, cfg: TrainConfig) -> str | None:
             ok = done["steps_done"] == done["diverged_step"] == len(read_metrics(out)[0])
         except (OSError, ValueError) as err:
             return f"its metrics cannot be read ({err})"
-        return None if ok else "result.json does not match metrics.jsonl"
+        return digest_problem(done, out) if ok else "result.json does not match metrics.jsonl"
     return f"result.json has an unknown status {done['status']!r}"
 
 
