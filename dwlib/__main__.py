@@ -37,5 +37,5 @@ def main() -> None:
     interrupts.finish(code)
 
 
-if __name__ == "__main__":  # not when a spawned worker (dwlib sweep --jobs) imports it again
+if __name__ == "__main__":
     main()

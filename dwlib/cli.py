@@ -26,7 +26,7 @@ from dwlib.core.bounds import (corollary1_width, depth_threshold, log3_to_log10,
                                separation_rank_bounds)
 from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE, LOG_WIDTH_INTERCEPT, Fit,
                             nearby_shapes, parse_budget, practical_shape, verdict, width_for_depth)
-from dwlib.errors import InputError, Unfinished, environment_problem, require
+from dwlib.errors import InputError, environment_problem, require
 from dwlib.experiments import cost, seprank_sweep, vocab_sweep
 from dwlib.experiments import sweep as sweeps
 from dwlib.experiments.presets import PRESETS, get_preset
@@ -60,8 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one subcommand; return its exit status: 0 done; 1 a training that did not complete
-    (a sweep's worker process killed: one line), or stdout closed early; 2 bad input, unusable state
+    """Run one subcommand; return its exit status: 0 done; 1 a sweep with a run that failed
+    twice, or stdout closed early; 2 bad input, unusable state
     on disk, or a problem of the machine (disk full, no permission, read-only, working directory
     deleted: :func:`dwlib.errors.environment_problem`), as one line on stderr; 130 Ctrl-C (SIGINT),
     143 SIGTERM, one line ("interrupted (SIGINT)"; 128 + the signal, the shell's convention, apart
@@ -76,9 +76,6 @@ def main(argv: list[str] | None = None) -> int:
         signum = getattr(err, "signum", signal.SIGINT)
         interrupts.say(args.command, signum, sys.stderr)
         return interrupts.status(signum)
-    except Unfinished as err:
-        print(f"dwlib {args.command}: {err}", file=sys.stderr)
-        return 1
     except BrokenPipeError:  # the reader went away (``dwlib ... | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
@@ -357,8 +354,6 @@ def _add_sweep(sub) -> None:
     p.add_argument("--cache-dir", default=None, help="tokenizer cache (default: $DWLIB_CACHE or ~/.cache/dwlib)")
     p.add_argument("--limit", type=_integer(0), default=None,
                    help="train at most this many runs now (groups of runs, for a preset trained by shape)")
-    p.add_argument("--jobs", type=_integer(1, 256), default=None,
-                   help="runs trained side by side, one process per CPU core (default 1; CPU only)")
     p.add_argument("--dry-run", action="store_true", help="list the runs and their state; train nothing")
     p.add_argument("--cost", action="store_true", help="print the planned FLOPs and an estimated wall time; "
                                                         "train nothing")
@@ -372,7 +367,7 @@ def _add_sweep(sub) -> None:
 def _run_sweep(args) -> int:
     sweep = get_preset(args.preset)
     if args.cost:
-        _refuse_unused(args, "with --cost (it trains nothing)", ("dry_run", "limit", "jobs", "no_progress"))
+        _refuse_unused(args, "with --cost (it trains nothing)", ("dry_run", "limit", "no_progress"))
         require(args.share is None or 1e-6 <= args.share <= 1, f"--share must be from 1e-6 to 1, got {args.share!r}")
         cfg = sweep.configs()[0]
         meta = data_lib.cached_meta(cfg.corpus, cfg.model.vocab_size, args.cache_dir, cfg.validation_split)
@@ -386,12 +381,12 @@ def _run_sweep(args) -> int:
     out = f"results/{sweep.name}" if args.out is None else args.out
     require(out.strip() != "", "--out must not be empty")
     if args.dry_run:
-        _refuse_unused(args, "with --dry-run (it trains nothing)", ("limit", "jobs", "cache_dir", "no_progress"))
+        _refuse_unused(args, "with --dry-run (it trains nothing)", ("limit", "cache_dir", "no_progress"))
         print_plan(sweep, sweeps.plan(sweep, out, shard), shard, args.json)
         return 0
     process.check_environment(out=out, cache_dir=args.cache_dir, backend=False)
     records = sweeps.run(sweep, out, shard, cache_dir=args.cache_dir, progress=not args.no_progress,
-                         limit=args.limit, jobs=args.jobs or 1)
+                         limit=args.limit)
     if args.json:
         print_json(records)
     print(f"{records.line()}; runs in {out}/runs (publish for the book with scripts/publish_sweep.py {out})",

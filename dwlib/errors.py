@@ -1,9 +1,8 @@
-"""The one exception type for bad input, and the one for work cut short.
+"""The one exception type for bad input, and its kind for unusable state on disk.
 
 Every public function of dwlib that rejects its arguments raises :class:`InputError`
 with a one-line message naming the condition that failed; the command line prints that
-line and exits with status 2. Work that stopped before it finished, for a reason outside its
-input (a sweep's worker process killed), raises :class:`Unfinished`: one line, exit status 1.
+line and exits with status 2.
 """
 
 import errno
@@ -34,12 +33,6 @@ class StateError(InputError):
     another corpus or configuration, or in use by another process): one line saying which file
     and what to do. A subclass of InputError, so the command line exits 2 with that line; a sweep
     catches it per run, sets the run aside and goes on."""
-
-
-class Unfinished(RuntimeError):
-    """Work that stopped before it finished for a reason outside its input (a sweep's worker
-    process killed): one line saying what stopped and what to do next; the command line prints it
-    and exits 1, as for a training that did not complete."""
 
 
 def shown(value, limit: int = 40) -> str:

@@ -22,10 +22,6 @@ drawn again. Prints one line per moment and a summary; exit status 0 when every 
 
     .venv/bin/python scripts/interrupt_campaign.py --moments 30     # 30 per signal (a few minutes)
 
-Then ``dwlib sweep --jobs 2`` on a tiny preset: Ctrl-C to the process group and SIGTERM to the
-parent alone (one line, 130 or 143, no process of the group left running), a worker killed with
-SIGKILL (the other finishes its run; one line, exit 1), and the sweep run to its end.
-
 tests/test_interrupts.py runs a few of these moments in the unit suite.
 """
 
@@ -232,93 +228,6 @@ def summary(outcomes: list[dict]) -> list[str]:
     return out
 
 
-# --- dwlib sweep --jobs 2: the parent stopped, a worker killed ------------------------------------
-
-SWEEP_PROGRAM = """
-import os
-
-import dwlib.__main__ as program  # signals taken over first, as by the dwlib command
-from dwlib.experiments import presets
-
-presets.PRESETS["tiny-jobs"] = presets.Sweep(  # two runs of one shape (one compilation), one per worker
-    name="tiny-jobs", depths=(1,), budgets=(12 * 32 * 32,), seeds=(0, 1), head_size=16,
-    tokens_per_run=8 * 16 * 100,
-    train={"corpus": os.environ["TINY_CORPUS"], "vocab_size": 300, "seq_len": 16, "batch_size": 8, "lr": 3e-3,
-           "eval_interval": 50, "eval_batches": 2, "checkpoint_interval": 20})
-
-if __name__ == "__main__":  # a spawned worker imports this file again: it must not run the sweep
-    program.main()
-"""
-SWEEP_CASES = ("SIGINT to the group", "SIGTERM to the parent", "SIGKILL to a worker")
-
-
-def group(pgid: int) -> list[tuple[int, int, str]]:
-    """The live (not zombie) processes of a process group: (pid, parent pid, command line)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            cmd = stat.with_name("cmdline").read_text().replace("\0", " ")
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            found.append((int(stat.parent.name), int(fields[1]), cmd))
-    return found
-
-
-def left_running(pgid: int, within: float = 10.0) -> list:
-    """The processes of the group still running ``within`` seconds from now (none: at once)."""
-    end = time.monotonic() + within
-    while (left := group(pgid)) and time.monotonic() < end:
-        time.sleep(0.05)
-    return left
-
-
-def sweep_argv(root: Path) -> list[str]:
-    (root / "sweep_program.py").write_text(SWEEP_PROGRAM)
-    return [sys.executable, str(root / "sweep_program.py"), "sweep", "--preset", "tiny-jobs", "--out",
-            str(root / "sweep"), "--jobs", "2", "--no-progress"]
-
-
-def sweep_case(root: Path, env: dict, case: str) -> dict:
-    """Start the tiny sweep with two workers, wait until both train, then ``case``; what happened."""
-    out, argv = root / "sweep", sweep_argv(root)
-    before = set(out.glob("runs/*/checkpoints/*"))
-    proc = subprocess.Popen(argv, env={**env, "TINY_CORPUS": str(root / "corpus.txt")}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    while proc.poll() is None and len(set(out.glob("runs/*/checkpoints/*")) - before) < 2:
-        time.sleep(0.02)
-    workers = [pid for pid, ppid, cmd in group(proc.pid) if ppid == proc.pid and "spawn_main" in cmd]
-    if proc.poll() is not None or len(workers) != 2:
-        proc.kill()
-        return {"case": case, "ok": False, "why": f"no two workers training: {proc.communicate()[1][-2000:]}"}
-    if case == "SIGINT to the group":
-        os.killpg(proc.pid, signal.SIGINT)
-    elif case == "SIGTERM to the parent":
-        os.kill(proc.pid, signal.SIGTERM)
-    else:
-        os.kill(workers[0], signal.SIGKILL)
-    _, err = proc.communicate(timeout=900)
-    left = left_running(proc.pid)
-    if case == "SIGKILL to a worker":
-        ok = proc.returncode == 1 and err.count("\n") == 1 and err.startswith("dwlib sweep: sweep worker ") and \
-            "was killed by SIGKILL before its runs finished" in err
-    else:
-        signum = signal.SIGINT if "SIGINT" in case else signal.SIGTERM
-        ok = proc.returncode == 128 + signum and err == f"dwlib sweep: interrupted ({signum.name}); run the same " \
-                                                        "command again to resume (finished runs are kept)\n"
-    return {"case": case, "ok": ok and not left, "status": proc.returncode, "stderr": err, "left": left}
-
-
-def sweep_finish(root: Path, env: dict) -> dict:
-    """Run the tiny sweep to its end: every run finished, exit 0."""
-    proc = subprocess.run(sweep_argv(root), env={**env, "TINY_CORPUS": str(root / "corpus.txt")},
-                          capture_output=True, text=True, timeout=900)
-    ok = proc.returncode == 0 and "2 of 2 runs finished" in proc.stderr and \
-        len(list((root / "sweep").glob("runs/*/result.json"))) == 2
-    return {"case": "finished", "ok": ok, "status": proc.returncode, "stderr": proc.stderr}
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moments", type=int, default=30, help="moments per signal (default 30)")
@@ -326,7 +235,6 @@ def main(argv=None) -> int:
     parser.add_argument("--parallel", type=int, default=2, help="chains at once (default 2)")
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--dir", default=None, help="working directory (default: a temporary one)")
-    parser.add_argument("--no-sweep", action="store_true", help="leave out the sweep's cases (--jobs 2)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="dwlib-interrupts-") as tmp:
         root = Path(args.dir or tmp)
@@ -335,19 +243,10 @@ def main(argv=None) -> int:
         print(f"reference run: {world['seconds']:.1f} s with a warm compilation cache", flush=True)
         outcomes = campaign(world, args.moments, args.chains, args.parallel, args.seed,
                             log=lambda line: print(line, flush=True))
-        cases = []
-        for case in () if args.no_sweep else SWEEP_CASES:
-            cases.append(sweep_case(root, world["env"], case))
-        if cases:
-            cases.append(sweep_finish(root, world["env"]))
         for line in summary(outcomes):
             print(line)
-        for got in cases:
-            print(f"sweep --jobs 2, {got['case']}: status {got.get('status')}, "
-                  + ("one line, nothing left running" if got["ok"] and got["case"] != "finished" else
-                     "every run finished" if got["ok"] else f"FAILED {got}"))
         print(f"campaign: {time.monotonic() - t0:.0f} s")
-    return 0 if all(o.get("ok") and o["resumed"] for o in outcomes) and all(c["ok"] for c in cases) else 1
+    return 0 if all(o.get("ok") and o["resumed"] for o in outcomes) else 1
 
 
 if __name__ == "__main__":

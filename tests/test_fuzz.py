@@ -103,7 +103,7 @@ COMMANDS = {
                           "/nonexistent.dwpack", ""]))}, cache_dir=PATHS, json=FLAG),
     "sweep": fuzz({"dry_run": None, "out": "{tmp}/sweep"}, preset=st.sampled_from(["mini", "nope", ""]),
                   shard=st.sampled_from(["0/1", "1/2", "3/3", "-1/2", "a", "0/0", "1/" + "9" * 400]),
-                  out=opt(PATHS), limit=ints(), jobs=ints(), dry_run=FLAG, no_progress=FLAG, json=FLAG),
+                  out=opt(PATHS), limit=ints(), dry_run=FLAG, no_progress=FLAG, json=FLAG),
 }
 
 

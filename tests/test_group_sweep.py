@@ -133,11 +133,9 @@ def test_a_sweep_killed_between_two_commits_retrains_the_whole_group_bit_for_bit
     assert rc.record(out / "runs" / rows[1]["key"])["group"]["runs"] == 2
 
 
-def test_group_presets_refuse_side_by_side_jobs_and_unknown_rules(corpus, tmp_path):
+def test_group_presets_refuse_unknown_rules(corpus, tmp_path):
     from dwlib.errors import InputError
 
-    with pytest.raises(InputError, match="jobs must be 1"):
-        sw.run(tiny(corpus), tmp_path / "out", jobs=2, progress=False)
     with pytest.raises(InputError, match="unknown exclusion rule"):
         tiny(corpus, exclude=("after-the-fact",))
     with pytest.raises(InputError, match="select_seeds"):

@@ -1,8 +1,7 @@
 """Ctrl-C and SIGTERM (issue 38): at any moment of ``dwlib train``, ``sweep``, ``seprank`` and
 ``advise``, one line on stderr and exit status 130 (SIGINT) or 143 (SIGTERM), never ignored,
 never a traceback or a warning; what was committed stays usable, and the run resumes to the
-result of an uninterrupted one. A sweep's worker killed is one line and exit status 1; its parent
-stopped leaves no worker running.
+result of an uninterrupted one.
 
 The signals are sent as a terminal sends Ctrl-C, to the program's whole process group (each
 program starts a session of its own). ``scripts/interrupt_campaign.py`` runs the full campaign
@@ -23,7 +22,6 @@ from pathlib import Path
 import pytest
 
 from dwlib import cli, interrupts
-from dwlib.errors import Unfinished
 from dwlib.experiments import sweep as sweeps
 from dwlib.train.config import TrainConfig
 from dwlib.train.loop import train
@@ -56,21 +54,6 @@ def test_sigterm_in_a_subcommand_is_one_line_and_143(monkeypatch, capsys):
     assert capsys.readouterr().err == "dwlib advise: interrupted (SIGTERM)\n"
     assert cli.main(["advise", "175e9"]) == 143  # the line again: a second command in one process
     assert capsys.readouterr().err == "dwlib advise: interrupted (SIGTERM)\n"
-
-
-def test_a_sweep_cut_short_is_one_line_and_exit_1(monkeypatch, capsys, tmp_path):
-    """A sweep's worker killed (:class:`Unfinished`): one line, the status of a training that did not
-    complete, no summary line after it."""
-    def run(*args, **kw):
-        raise Unfinished("sweep worker 0 was killed by SIGKILL before its runs finished; finished runs are kept: "
-                         "run the sweep again to train the others")
-    monkeypatch.setattr(sweeps, "run", run)
-    assert cli.main(["sweep", "--preset", "mini", "--no-progress", "--out", str(tmp_path / "out")]) == 1
-    printed = capsys.readouterr()
-    assert printed.out == "" and printed.err == ("dwlib sweep: sweep worker 0 was killed by SIGKILL before its runs "
-                                                 "finished; finished runs are kept: run the sweep again to train "
-                                                 "the others\n")
-    assert sweeps._ended(-9) == "was killed by SIGKILL" and sweeps._ended(1) == "exited with status 1"
 
 
 @pytest.mark.slow  # two runs in this process
@@ -212,21 +195,3 @@ def test_train_interrupted_at_many_moments_resumes_to_the_uninterrupted_result(t
     assert len(outcomes) == 6, lines
     failed = [o for o in outcomes if not (o.get("ok") and o["resumed"])]
     assert not failed, "\n".join(lines)
-
-
-# --- dwlib sweep --jobs: the parent stopped, a worker killed -----------------------------------------
-
-
-@pytest.mark.slow
-def test_a_sweep_with_side_by_side_workers_stops_whole(tmp_path):
-    """Ctrl-C to the process group: one line, 130, no worker left running (nor a traceback from
-    one). A worker killed (SIGKILL): the other finishes its run, then one line and exit 1, no
-    leaked-semaphore warning. Then the sweep finishes every run. (The campaign also sends SIGTERM
-    to the parent alone.)"""
-    (tmp_path / "corpus.txt").write_text("\n\n".join(campaign.TEXT * 4 for _ in range(40)))
-    env = campaign.environment(tmp_path, os.environ.get("JAX_COMPILATION_CACHE_DIR"))
-    for case in ("SIGINT to the group", "SIGKILL to a worker"):
-        got = campaign.sweep_case(tmp_path, env, case)
-        assert got["ok"], got
-    got = campaign.sweep_finish(tmp_path, env)
-    assert got["ok"], got

@@ -17,19 +17,15 @@
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
-import multiprocessing.connection
 import os
-import signal
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from dwlib.errors import InputError, StateError, Unfinished, require, require_int
+from dwlib.errors import StateError, require, require_int
 from dwlib.experiments import group_sweep
 from dwlib.experiments.sweep_state import (FATAL_ERRNOS, OUTCOMES, Outcome, check_owner, move_aside, one_line,  # noqa: F401
                                            claim, git_commit, parse_shard, run_state, shard_of,
@@ -62,7 +58,7 @@ def plan(sweep: Sweep, out: str | os.PathLike, shard: tuple[int, int] = (0, 1)) 
 
 def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0, 1), *,
         cache_dir: str | None = None, progress: bool = True, limit: int | None = None,
-        jobs: int = 1, log=None) -> Outcome:
+        log=None) -> Outcome:
     """Train every run of this shard that has not finished; return the records of its finished
     runs (an :class:`Outcome`: a list, with the counts of what this call did).
 
@@ -78,19 +74,12 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     trained anew; if that fails too it is reported and skipped. The sweep goes on either way; a
     full or read-only disk (ENOSPC, EDQUOT, EROFS) ends it.
 
-    ``jobs > 1`` trains that many runs side by side, each in its own process pinned to one CPU
-    core with one XLA CPU device. Measured on 2 cores (four 150-step runs of the mini grid at
-    25K-100K): 19-32 s with ``jobs=1`` against 33-34 s with ``jobs=2``, whose runs each took
-    about twice as long, since one process with a device per core already keeps both cores
-    busy and reuses compiled steps across runs of one shape. So the default stays 1; the option
-    is for machines with many more cores than one small model uses. Not for a single GPU.
-    The workers are spawned, so a script that calls this with ``jobs > 1`` must do so under
-    ``if __name__ == "__main__":`` (notebooks and the ``dwlib`` command need nothing).
+    Runs train one after another in this process, which uses every device it has. A sweep that
+    outgrows one machine is sharded (``shard=(i, n)``) over n processes or machines sharing
+    ``out``, started by whatever schedules jobs there (a cluster's job array, say).
     """
     sweep = get_preset(sweep) if isinstance(sweep, str) else sweep
-    require(isinstance(jobs, int) and jobs >= 1, f"jobs must be an integer >= 1, got {jobs!r}")
     if sweep.trainer == "group":
-        require(jobs == 1, f"sweep {sweep.name} trains the runs of a shape together: jobs must be 1, got {jobs}")
         return group_sweep.run(sweep, out, shard, cache_dir=cache_dir, progress=progress, limit=limit, log=log)
     if limit is not None:
         require_int("limit", limit, minimum=0)
@@ -101,7 +90,7 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     todo, left = todo[:limit], todo[limit:] if limit is not None else []
     claim(sweep, out)
     (out / "runs").mkdir(exist_ok=True)
-    env = {"sweep": sweep.name, "hardware": hardware(), "git_commit": git_commit(), "jobs": jobs}
+    env = {"sweep": sweep.name, "hardware": hardware(), "git_commit": git_commit()}
     meta = {r["key"]: {**env, "key": r["key"], "target_budget": r["point"].target_budget} for r in rows}
     for r in rows:  # finished, but killed before its sweep_meta.json: no wall time to tell
         if r["state"] == "done" and not (r["dir"] / "sweep_meta.json").exists():
@@ -113,12 +102,9 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     counts["before"], counts["left"] = len(rows) - len(todo) - len(left), len(left)
     bar = tqdm(total=len(rows), initial=counts["before"], unit="run", disable=not progress, desc=label)
     log = log or ((lambda line: bar.write(line, file=sys.stderr)) if progress else stderr_line)
-    if jobs == 1 or len(tasks) <= 1:
-        for task in tasks:
-            _count(counts, *_attempt(task, log))
-            bar.update(1)
-    else:
-        _run_side_by_side(tasks, jobs, bar, counts)
+    for task in tasks:
+        _count(counts, *_attempt(task, log))
+        bar.update(1)
     bar.close()
     records = [record(r["dir"]) for r in rows if run_state(r["dir"])[0] == "done"]
     return Outcome(records, counts, len(rows), label)
@@ -168,104 +154,6 @@ def _train_one(task) -> dict:
     run_dir = Path(fields["out_dir"])
     write_json(run_dir / "sweep_meta.json", {**meta, "wall_seconds": round(time.perf_counter() - t0, 2)})
     return record(run_dir)
-
-
-def _worker(core: int | None, tasks: list, conn) -> None:
-    """A side-by-side worker: pin to one core, one XLA CPU device, then train its tasks in turn,
-    sending (key, outcome, times set aside) through ``conn`` as each ends; an error that ends a
-    sweep (a full disk, bad input) is sent for the parent to raise. Ctrl-C is the parent's to handle:
-    SIGINT is ignored here (the parent stops its workers), and a worker whose parent is gone ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_end_with_parent, name="dwlib-parent", daemon=True).start()
-    tqdm.set_lock(threading.RLock())  # not tqdm's multiprocessing lock, which a killed worker would leak
-    if core is not None and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {core})
-    os.environ["DWLIB_CPU_DEVICES"] = "1"
-    try:
-        for task in tasks:
-            conn.send((task[1]["key"], *_attempt(task, stderr_line)))
-    except (InputError, OSError) as err:  # as in one process: the sweep ends with it
-        conn.send(err)
-    finally:
-        conn.close()
-
-
-def _end_with_parent() -> None:
-    """End this worker as soon as its parent process has ended (killed without stopping it)."""
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        parent.join()
-        os._exit(1)
-
-
-@contextlib.contextmanager
-def _sigint_blocked():
-    """SIGINT blocked in this thread for the block. A worker started in it inherits the mask, so the
-    Ctrl-C a terminal sends to the whole process group never reaches it, not even during its imports
-    (its parent stops it); here the signal is handled all the same, by another thread's C handler."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    was = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, was)
-
-
-def _run_side_by_side(tasks: list, jobs: int, bar, counts: dict) -> None:
-    """Run ``tasks`` in ``jobs`` spawned processes (round robin), counting outcomes as runs end.
-    :class:`~dwlib.errors.Unfinished` (one line) when a worker ended before its runs did (killed;
-    or a bug, whose traceback it printed); a worker's error that ends a sweep is raised here. The
-    workers talk through pipes (no semaphores to leak), and however this ends (Ctrl-C included)
-    none is left running."""
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    ctx = multiprocessing.get_context("spawn")
-    workers = {}  # receiving end of a worker's pipe -> the worker
-    try:
-        for i in range(min(jobs, len(tasks))):
-            receive, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_worker, args=(cores[i % len(cores)] if cores else None, tasks[i::jobs], send),
-                               daemon=True, name=f"dwlib-sweep-worker-{i}")
-            with _sigint_blocked():
-                proc.start()
-            send.close()
-            workers[receive] = proc
-        talking = list(workers)
-        while talking:
-            for conn in multiprocessing.connection.wait(talking):
-                try:
-                    message = conn.recv()
-                except EOFError:  # the worker has ended
-                    talking.remove(conn)
-                    continue
-                if isinstance(message, BaseException):
-                    raise message
-                _count(counts, *message[1:])
-                bar.update(1)
-        for proc in workers.values():
-            proc.join()
-    finally:
-        for proc in workers.values():
-            if proc.is_alive():  # stopped early (Ctrl-C, another worker's error): killed, as it may be at any time
-                proc.kill()
-        for conn, proc in workers.items():
-            proc.join()
-            conn.close()
-    failed = [(i, p.exitcode) for i, p in enumerate(workers.values()) if p.exitcode != 0]
-    if failed:
-        how = ", ".join(f"worker {i} {_ended(code)}" for i, code in failed)
-        raise Unfinished(f"sweep {how} before {'its' if len(failed) == 1 else 'their'} runs finished; finished "
-                         "runs are kept: run the sweep again to train the others")
-
-
-def _ended(code: int) -> str:
-    """How a worker process ended, from its exit code: 'was killed by SIGKILL', 'was stopped by
-    SIGTERM' (128 + the signal: its handler's status), 'exited with status 1'."""
-    for number, verb in ((-code, "was killed by"), (code - 128, "was stopped by")):
-        if number in set(signal.Signals):
-            return f"{verb} {signal.Signals(number).name}"
-    return f"exited with status {code}"
 
 
 def replay(rec: dict, steps: int = 100, cache_dir: str | None = None) -> dict:
