@@ -233,7 +233,11 @@ def test_figure2_draws_each_pairs_points_and_paired_intervals_by_the_rule():
     assert sorted((d["budget"], round(d["gap"], 9), round(d["low"], 9)) for d in drawn) == \
         sorted((p["target_budget"], round(p["mean"], 9), round(p["low"], 9)) for p in want)
     assert {d["verdict"] for d in drawn} == {pairs.WORSE, pairs.BETTER}
-    assert len(spec["vconcat"]) == 2 and all(len(row["hconcat"]) == 2 for row in spec["vconcat"])
+    # one row per pair, its losses then its gap, each view with a width of its own (a phone's
+    # column shows them one above the other, each narrowed to fit)
+    assert spec["columns"] == 2 and len(spec["concat"]) == 2 * len(r["pairs"])
+    assert all(isinstance(v["width"], int) for v in spec["concat"])
+    assert [v.get("title") for v in spec["concat"][::2]] == [f"{s} vs {d} layers" for s, d in r["pairs"]]
 
 
 def test_the_verdict_sentences_follow_the_rule(monkeypatch):

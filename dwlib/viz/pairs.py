@@ -47,16 +47,20 @@ def _panel(records, shallow: int, deep: int, level: float, budgets, width: int, 
               axis=alt.Axis(format="~s", tickCount=4, labelOverlap=True), title="non-embedding parameters")
     y = alt.Y("loss:Q", scale=alt.Scale(domain=ydomain, nice=False, zero=False), title="held-out loss (nats/token)")
     scale = alt.Scale(domain=list(colours), range=list(colours.values()))
-    colour = alt.Color("depth:N", scale=scale, legend=alt.Legend(orient="top", title=None))
+    legend = alt.Legend(orient="top", title=None)  # one legend: Vega-Lite merges those of one field
+    colour = alt.Color("depth:N", scale=scale, legend=legend)
     tips = ["depth:N", alt.Tooltip("width:Q", title="width"), alt.Tooltip("budget:Q", format=","),
             alt.Tooltip("loss:Q", format=".4f"), alt.Tooltip("low:Q", format=".4f"),
             alt.Tooltip("high:Q", format=".4f"), "seeds:Q"]
     base = alt.Chart(df)
-    fill = alt.condition("datum.narrow", alt.value("white"), alt.Fill("depth:N", scale=scale, legend=None))
+    # wide networks filled, narrow ones hollow: the points are drawn by stroke and fill (a colour and
+    # a fill encoding on one mark make Vega-Lite drop the colour, with a console warning)
+    stroke = alt.Stroke("depth:N", scale=scale, legend=legend)
+    fill = alt.condition("datum.narrow", alt.value("white"), alt.Fill("depth:N", scale=scale, legend=legend))
     return alt.layer(
         base.mark_line().encode(x=x, y=y, color=colour),
         base.mark_rule(strokeWidth=2).encode(x=x, y="low:Q", y2="high:Q", color=colour),
-        base.mark_point(filled=True, size=40, strokeWidth=1.5).encode(x=x, y=y, color=colour, fill=fill, tooltip=tips),
+        base.mark_point(filled=True, size=40, strokeWidth=1.5).encode(x=x, y=y, stroke=stroke, fill=fill, tooltip=tips),
     ).properties(width=width, height=height, title=f"{shallow} vs {deep} layers")
 
 
@@ -67,9 +71,11 @@ def _gap_panel(rows: list[dict], width: int, height: int, ydomain):
               axis=alt.Axis(format="~s", tickCount=4, labelOverlap=True), title="non-embedding parameters (target)")
     y = alt.Y("gap:Q", scale=alt.Scale(domain=ydomain, nice=False), title="gap, deeper − shallower (nats)")
     verdicts = list(VERDICT_COLOURS)
+    legend = alt.Legend(orient="bottom", title=None, columns=1)  # one legend, of colour and shape
     colour = alt.Color("verdict:N", scale=alt.Scale(domain=verdicts, range=list(VERDICT_COLOURS.values())),
-                       legend=alt.Legend(orient="bottom", title=None, columns=1))
-    shape = alt.Shape("verdict:N", scale=alt.Scale(domain=verdicts, range=list(VERDICT_SHAPES.values())), legend=None)
+                       legend=legend)
+    shape = alt.Shape("verdict:N", scale=alt.Scale(domain=verdicts, range=list(VERDICT_SHAPES.values())),
+                      legend=legend)
     tips = [alt.Tooltip("budget:Q", format=","), alt.Tooltip("gap:Q", format="+.4f"), alt.Tooltip("low:Q", format="+.4f"),
             alt.Tooltip("high:Q", format="+.4f"), "seeds:Q", "verdict:N"]
     base = alt.Chart(df)
@@ -90,18 +96,20 @@ def figure2(records: list[dict], rule: dict, budgets=None, seeds=None, width: in
     finished = [r["eval_loss"] for r in recs if r["eval_loss"] is not None and np.isfinite(r["eval_loss"])]
     lo, hi = min(finished), max(finished)
     pad = 0.06 * (hi - lo or 1.0)
-    top, bottom = [], []
+    views = []
     gap_rows = {tuple(p): pairs.points(recs, *p, level, budgets=budgets) for p in rule["pairs"]}
     ends = [v for rows in gap_rows.values() for r in rows for v in (r["low"], r["high"]) if np.isfinite(v)] + [0.0]
     gpad = 0.08 * (max(ends) - min(ends) or 0.1)
     depths = sorted({d for p in rule["pairs"] for d in p})
     colours = {f"L = {d}": c for d, c in zip(depths, DEPTH_COLOURS)}
     for shallow, deep in rule["pairs"]:
-        top.append(_panel(recs, shallow, deep, level, budgets, width, height, [lo - pad, hi + pad], colours))
-        bottom.append(_gap_panel(gap_rows[(shallow, deep)], width, int(height * 0.8),
-                                 [min(ends) - gpad, max(ends) + gpad]))
-    return alt.vconcat(alt.hconcat(*top), alt.hconcat(*bottom)).resolve_scale(
-        color="independent", fill="independent", shape="independent").properties(
-        title=alt.Title("Held-out loss of doubling pairs at equal size",
-                        subtitle=[f"points: seed means with {level:.0%} intervals; below: the paired gap",
-                                  f"hollow: width below {WIDE}"], anchor="start"))
+        views.append(_panel(recs, shallow, deep, level, budgets, width, height, [lo - pad, hi + pad], colours))
+        views.append(_gap_panel(gap_rows[(shallow, deep)], width, height, [min(ends) - gpad, max(ends) + gpad]))
+    # one row per pair (its losses, then its gap), a wrapped concatenation whose views have widths
+    # of their own: on a phone the book's charts script puts them one above the other and narrows
+    # each to the column (book/assets/dwcharts.js)
+    return alt.concat(*views, columns=2).resolve_scale(
+        color="independent", fill="independent", stroke="independent", shape="independent").properties(
+        title=alt.Title(["Held-out loss of doubling pairs", "at equal size"],
+                        subtitle=[f"points: seed means, {level:.0%} intervals", f"hollow: width below {WIDE}",
+                                  "beside or below: the paired gap"], anchor="start"))
