@@ -40,9 +40,9 @@ def _loss_rows(records: list[dict], depths, level: float, budgets) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-def _panel(records, shallow: int, deep: int, level: float, budgets, width: int, height: int, ydomain, colours):
-    df = _loss_rows(records, (shallow, deep), level, budgets)
+def _panel(df: pd.DataFrame, shallow: int, deep: int, width: int, height: int, ydomain, colours):
     require(not df.empty, f"no finished run of depth {shallow} or {deep}")
+    colours = {k: v for k, v in colours.items() if k in (f"L = {shallow}", f"L = {deep}")}  # the pair's own legend
     x = alt.X("budget:Q", scale=alt.Scale(type="log", nice=False, padding=12),
               axis=alt.Axis(format="~s", tickCount=4, labelOverlap=True), title="non-embedding parameters")
     y = alt.Y("loss:Q", scale=alt.Scale(domain=ydomain, nice=False, zero=False), title="held-out loss (nats/token)")
@@ -93,7 +93,10 @@ def figure2(records: list[dict], rule: dict, budgets=None, seeds=None, width: in
     level = rule["level"]
     recs = [r for r in pairs.reported(records) if seeds is None or r["seed"] in seeds]
     require(recs, "figure2: no run at a chosen rate")
+    frames = {tuple(p): _loss_rows(recs, tuple(p), level, budgets) for p in rule["pairs"]}
+    # the loss axis holds every interval, not only the means and the single runs
     finished = [r["eval_loss"] for r in recs if r["eval_loss"] is not None and np.isfinite(r["eval_loss"])]
+    finished += [v for df in frames.values() if not df.empty for v in (*df["low"], *df["high"]) if np.isfinite(v)]
     lo, hi = min(finished), max(finished)
     pad = 0.06 * (hi - lo or 1.0)
     views = []
@@ -103,7 +106,7 @@ def figure2(records: list[dict], rule: dict, budgets=None, seeds=None, width: in
     depths = sorted({d for p in rule["pairs"] for d in p})
     colours = {f"L = {d}": c for d, c in zip(depths, DEPTH_COLOURS)}
     for shallow, deep in rule["pairs"]:
-        views.append(_panel(recs, shallow, deep, level, budgets, width, height, [lo - pad, hi + pad], colours))
+        views.append(_panel(frames[(shallow, deep)], shallow, deep, width, height, [lo - pad, hi + pad], colours))
         views.append(_gap_panel(gap_rows[(shallow, deep)], width, height, [min(ends) - gpad, max(ends) + gpad]))
     # one row per pair (its losses, then its gap), a wrapped concatenation whose views have widths
     # of their own: on a phone the book's charts script puts them one above the other and narrows
