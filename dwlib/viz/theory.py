@@ -27,7 +27,7 @@ def corollary1_width_chart(rows: list[dict], width: int, heads: int, depth: int,
         base.mark_text(dy=-8, fontSize=12).encode(text="width:N"),
         ref,
     ).properties(width=300, height=220, title=alt.Title(
-        f"Width needed to match depth {depth} at width {width} ({heads} heads)",
+        [f"Width needed to match depth {depth}", f"at width {width} ({heads} heads)"],
         subtitle="dashed: the deep network's own width"))
 
 

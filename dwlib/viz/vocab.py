@@ -28,8 +28,8 @@ def width_chart(frame: pd.DataFrame):
         tooltip=["series:N", "width:Q", "heads:Q", "rank:Q"])
     lines = base.mark_line()
     points = base.mark_point(size=45).encode(
-        fill=alt.condition("datum.heads_hold_r", alt.Color("series:N", scale=RANK_COLORS, legend=None),
-                           alt.value("white")))
+        fill=alt.condition("datum.heads_hold_r", alt.Fill("series:N", scale=RANK_COLORS, legend=legend),
+                           alt.value("white")))  # the same legend as the colour's: one legend, merged
     return (lines + points).properties(width=200, height=200).facet(
         facet=alt.Facet("panel:N", title=None), columns=2).properties(
         title=alt.Title("Grid rank against width", subtitle="N = 4, V grown until the rank stops", anchor="start"))
@@ -38,15 +38,15 @@ def width_chart(frame: pd.DataFrame):
 def depth_chart(frame: pd.DataFrame):
     """log3 of the measured rank and of the bounds against depth, one panel per embedding rank; a
     hollow point is a rank the grid's cap set (the network's rank is at least that)."""
-    legend = alt.Legend(orient="bottom", columns=2, title=None)
+    legend = alt.Legend(orient="bottom", columns=1, title=None)  # one column: the names are long for a phone
     base = alt.Chart(frame).encode(
         x=alt.X("depth:O", title="depth L"),
         y=alt.Y("log3:Q", title="log3 of rank or bound"),
         color=alt.Color("quantity:N", scale=DEPTH_COLORS, legend=legend),
-        strokeDash=alt.StrokeDash("quantity:N", scale=DEPTH_DASH, legend=legend),
         tooltip=["quantity:N", "depth:O", alt.Tooltip("log3:Q", format=".2f")])
+    lines = base.mark_line().encode(strokeDash=alt.StrokeDash("quantity:N", scale=DEPTH_DASH, legend=legend))
     points = base.transform_filter("datum.quantity == 'measured grid rank'").mark_point(size=45).encode(
         fill=alt.condition("datum.capped", alt.value("white"), alt.value("#000000")))
-    return (base.mark_line() + points).properties(width=150, height=200).facet(
+    return (lines + points).properties(width=150, height=200).facet(
         facet=alt.Facet("panel:N", title=None), columns=3).properties(
         title=alt.Title("log3 rank against depth", subtitle="d_x = 8, two heads, N = 4", anchor="start"))
