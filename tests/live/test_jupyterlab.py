@@ -116,10 +116,16 @@ def test_no_network_beyond_loopback():
         socket.create_connection(("192.0.2.1", 80), timeout=5)  # TEST-NET-1, never a real host
 
 
+# jupyterlab-myst renders one notebook at a time: a link to an equation displayed in another
+# chapter (the book's "eq. (7)" links, resolved by the book's build) is reported on the console as
+# a target not found, and shown as its text. That message, for those targets only, is not a problem.
+OTHER_CHAPTER = re.compile(r"(Cross reference target was not found: eq-\d+\s*)+$")
+
+
 def _watch(page, problems: list) -> None:
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type in ("error", "warning") else None)
+            if m.type in ("error", "warning") and not OTHER_CHAPTER.match(m.text) else None)
 
     def on_request(req):
         u = urlparse(req.url)
@@ -188,9 +194,12 @@ def _expected(name: str) -> dict:
     nb = json.loads((ROOT / "book" / name).read_text())
     charts = widgets = 0
     for cell in nb["cells"]:
-        mimes = [k for out in cell.get("outputs", []) for k in out.get("data", {})]
-        charts += mimes.count("application/vnd.vegalite.v5+json")
-        widgets += mimes.count("application/vnd.jupyter.widget-view+json")
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "application/vnd.jupyter.widget-view+json" in data:  # an explorer: JupyterLab draws the
+                widgets += 1  # widget, not the chart the same output carries for the static book
+            else:
+                charts += "application/vnd.vegalite.v5+json" in data
     glued = prose.glue_outputs(nb)
     unchecked = {n for n, (i, _) in glued.items()
                  if {"nbval-ignore-output", "nbval-skip"} & set(nb["cells"][i]["metadata"].get("tags", []))}
