@@ -9,9 +9,12 @@ paper's text width under the print stylesheet (book/assets/dwprint.css), and pri
 MathJax has typeset every formula without error, every chart has drawn its marks within the
 column, and nothing was requested beyond localhost; otherwise nothing is written and the script
 says what failed. Links inside the book become links inside the PDF; the PDF has bookmarks
-(from the headings) and numbered pages. Explorers print as their saved snapshots (the values of
-their controls and their panel: `nb_mime_priority_overrides` in _config.yml), and a chart's
-bound sliders print as their names and values.
+(from the headings) and numbered pages. The PDF shows what the static pages show: an explorer is
+never drawn as its ipywidget controls (`nb_mime_priority_overrides` in _config.yml ranks the
+widget view last), but as its static form, a Vega chart computed in the page where it has one
+(its bound sliders print as their names and values; book/assets/dwprint.css hides the range
+inputs), else its saved HTML snapshot, the values of its controls and its panel
+(dwlib/viz/widgets.py). A saved widget view left in the page fails the print.
 
 The PDF is written to a temporary file beside OUT and renamed onto OUT, so OUT is either the
 previous file or the whole new one. Exit status: 0 written, 1 the page did not draw or print
