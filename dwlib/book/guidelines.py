@@ -62,14 +62,30 @@ def trillion_table(fit: Fit = AUTHORS_FIT) -> pd.DataFrame:
     }, name="value").to_frame()
 
 
+#: what the models table says of a model whose catalogue entry calls its verdict not meaningful
+#: (12 L d^2 misdescribes its size: T5-11B); the models chart draws it as a grey "no verdict".
+NO_VERDICT = "no verdict (see the notes)"
+
+
+def _judged(real: pd.DataFrame) -> pd.Series:
+    """True for each model whose verdict means something (its entry lacks verdict_meaningful: false)."""
+    if "verdict_meaningful" not in real:
+        return pd.Series(True, index=real.index)
+    return real["verdict_meaningful"].ne(False)
+
+
 def models_frame(models: list[dict]) -> pd.DataFrame:
-    """Published shapes (:func:`dwlib.experiments.catalogue.load_models`) with their verdicts."""
+    """Published shapes (:func:`dwlib.experiments.catalogue.load_models`) with their verdicts;
+    a model whose verdict the catalogue calls not meaningful gets neither a verdict nor a depth
+    ratio (a dash)."""
     real = pd.DataFrame(models)
+    judged = _judged(real)
     return pd.DataFrame({
         "model": real["name"], "shape L x d": [f"{L} x {d}" for L, d in zip(real["depth"], real["width"])],
         "budget 12 L d^2": [fmt.count(n) for n in real["budget"]],
-        "optimal L*": real["optimal_depth"].round(1), "L / L*": real["depth_ratio"].round(2),
-        "verdict": real["verdict"], "source": sources(real["source"]),
+        "optimal L*": real["optimal_depth"].round(1),
+        "L / L*": [f"{r:.2f}" if ok else "\N{EM DASH}" for r, ok in zip(real["depth_ratio"], judged)],
+        "verdict": real["verdict"].where(judged, NO_VERDICT), "source": sources(real["source"]),
     }).set_index("model")
 
 
@@ -189,8 +205,18 @@ def _trillion_numbers(fit: Fit) -> dict:
     }
 
 
+def _names(names) -> str:
+    """'A', 'A and B', 'A, B and C'; 'none' for no name."""
+    names = list(names)
+    if not names:
+        return "none"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _model_numbers(fit: Fit) -> dict:
-    real = pd.DataFrame(load_models(fit))
+    every = pd.DataFrame(load_models(fit))
+    judged = _judged(every)
+    real = every[judged]  # the counts leave out models whose verdict is not meaningful
     counts = real["verdict"].value_counts()
     named = real.set_index("name")
     small = real[real["budget"] < 1e10]
@@ -199,6 +225,7 @@ def _model_numbers(fit: Fit) -> dict:
         ("palm_ratio", "PaLM-540B"), ("llama7_ratio", "LLaMA-7B"), ("gopher_ratio", "Gopher-280B"))}
     return {
         "real_n": len(real),
+        "real_unjudged": _names(every.loc[~judged, "name"]),
         "small_n": len(small),
         "small_n_shallow": int((small["verdict"] == "too shallow").sum()),
         "real_n_shallow": int(counts.get("too shallow", 0)),
