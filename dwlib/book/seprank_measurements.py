@@ -61,7 +61,7 @@ def _ranks(data, ranks, r):
         "sm_t1_need": ", ".join(f"{3 ** L + 1} at depth {L}" for L in (1, 2, 3)),
         "sm_t1_up210": f"{3 ** bounds.theorem1_upper(2, 10, 1):,.0f}",
         "sm_sweep_s": data["timing"]["sweep_seconds"],
-        "sm_largest": f"L = {lg['depth']}, d_x = {lg['width']}: {lg['seconds']:.0f} s for its whole grid growth, "
+        "sm_largest": f"at depth {lg['depth']} and width {lg['width']}: {lg['seconds']:.0f} s for its whole grid growth, "
                       f"ending at M = {lg['templates']} with a {lg['matrix_shape'][0]} x {lg['matrix_shape'][1]} "
                       f"grid matrix after dropping repeated rows and columns",
         "sm_d2_L": ", ".join(str(int(r[(L, 2)])) for L in (1, 2, 3)),
@@ -69,7 +69,7 @@ def _ranks(data, ranks, r):
         "sm_d3_L": ", ".join(str(int(r[(L, 3)])) for L in (1, 2)),
         "sm_L1_widths": f"{int(ranks[ranks.depth == 1].width.min())}-{int(ranks[ranks.depth == 1].width.max())}",
         "sm_L2_w": ", ".join(str(int(r[(2, w)])) for w in (1, 2, 3, 4)),
-        "sm_t1_shapes": ", ".join(f"d_x = {int(w)}" for w in t1.width),
+        "sm_t1_shapes": "widths " + ", ".join(str(int(w)) for w in t1.width),
         "sm_t1_meets": "meets" if all(abs(np.log(m.rank) / np.log(3) - m.log3_upper) < 1e-9 for m in t1.itertuples())
         else "does not always meet",
     }
