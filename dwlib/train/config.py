@@ -30,7 +30,7 @@ OPS = ("plain", "fast")
 # or cannot fit one accelerator. A config past one is refused with the limit in the message.
 LIMITS = {"depth": 256, "width": 1 << 16, "heads": 1 << 16, "vocab_size": 1 << 20, "seq_len": 1 << 17,
           "batch_size": 1 << 16, "steps": 10 ** 9, "eval_batches": 10 ** 5, "eval_interval": 10 ** 9,
-          "checkpoint_interval": 10 ** 9, "seed": 2 ** 32 - 1}
+          "checkpoint_interval": 10 ** 9, "seed": 2 ** 32 - 1, "embedding_rank": 1 << 16}
 MAX_PARAMS = 4 * 10 ** 9  # weights, gradients and AdamW's two moments in float32: 64 GB
 FLOAT32_MAX = 3.4028234663852886e38
 MAX_FLOPS = 10 ** 21  # a training run's total: about a month of one H100 at 400 TFLOP/s
@@ -48,6 +48,10 @@ class ModelConfig:
     tied: bool = True
     dtype: str = "float32"
     ops: str = "plain"  # "fast": the same model with hand-written gradients (dwlib.train.fast)
+    # None: the plain embedding. An integer r: the input (token plus position) embedding factored
+    # through r coordinates, so that its rank is at most r, and the output untied and full rank
+    # (dwlib.train.model). Keyed only when set (runs stored before it keep their keys).
+    embedding_rank: int | None = None
 
     def __post_init__(self):
         for name, minimum in (("depth", 1), ("width", 1), ("vocab_size", 2), ("seq_len", 1)):
@@ -59,6 +63,13 @@ class ModelConfig:
         if self.heads is None:
             object.__setattr__(self, "heads", sizes.default_heads(self.width))
         require(self.width % self.heads == 0, f"width {self.width} is not divisible by heads {self.heads}")
+        if self.embedding_rank is not None:
+            _count("embedding_rank", self.embedding_rank, 1)
+            require(self.embedding_rank <= self.width,
+                    f"embedding_rank must be at most the width {self.width} (a larger one limits nothing), "
+                    f"got {self.embedding_rank}")
+            require(self.tied is False, "embedding_rank needs an untied output (tied false): the output layer "
+                                        "stays full rank while the input embedding is factored")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +101,8 @@ class OptimConfig:
 NOT_KEYED = ("out_dir", "cache_dir", "checkpoint_interval", "ops")
 # Fields added after runs were stored: keyed only when not at their default, so that the stored
 # runs keep their keys.
-KEYED_UNLESS_DEFAULT = {"validation_split": False, "sampling": "random", "final_eval": "sample"}
+KEYED_UNLESS_DEFAULT = {"validation_split": False, "sampling": "random", "final_eval": "sample",
+                        "embedding_rank": None}
 FINAL_EVALS = ("sample", "whole")
 
 
@@ -167,13 +179,25 @@ class TrainConfig:
         return self
 
     def cost(self) -> dict:
-        """``params`` (embeddings included) and ``flops``, the run's total training FLOPs
-        (:func:`dwlib.core.sizes.training_flops_per_token` per token)."""
+        """``params`` (embeddings included, :func:`embedding_params`) and ``flops``, the run's total
+        training FLOPs (:func:`dwlib.core.sizes.training_flops_per_token` per token, plus 6 r d_x
+        for a factored embedding's lift)."""
         m = self.model
-        params = sizes.budget(m.depth, m.width) + (m.vocab_size + m.seq_len) * m.width
+        params = sizes.budget(m.depth, m.width) + embedding_params(m)
         tokens = self.steps * self.batch_size * m.seq_len
-        return {"params": params,
-                "flops": tokens * sizes.training_flops_per_token(m.depth, m.width, m.vocab_size, m.seq_len)}
+        per_token = sizes.training_flops_per_token(m.depth, m.width, m.vocab_size, m.seq_len)
+        if m.embedding_rank is not None:  # the factored input's r x d_x product, forward and backward
+            per_token += 6 * m.embedding_rank * m.width
+        return {"params": params, "flops": tokens * per_token}
+
+
+def embedding_params(m: ModelConfig) -> int:
+    """The embeddings' parameters: token (V d_x) and position (N d_x) tables and, untied, the output
+    (V d_x); with an embedding rank r, the tables are V r and N r and the r x d_x matrix that lifts
+    them to the width is counted with them."""
+    V, N, d, r = m.vocab_size, m.seq_len, m.width, m.embedding_rank
+    inputs = (V + N) * d if r is None else (V + N) * r + r * d
+    return inputs + (0 if m.tied else V * d)
 
 
 def _count(name: str, value, minimum: int) -> None:

@@ -8,6 +8,21 @@ A GPT-style decoder in plain Flax NNX, written to be read in one sitting:
         x = x + W_2 GELU(W_1 LN(x))                   MLP of width 4 d_x (exact GELU, erf)
     logits = LN(x) E^T                                output tied to the token embedding (optionally untied)
 
+With an embedding rank r (``embedding_rank``, for the vocabulary bottleneck of Wies et al. 2021),
+the input is factored through r coordinates and the output is untied (a full-rank V x d_x matrix):
+
+    x = (E_r[tokens] + P_r[positions]) A              E_r: V x r, P_r: N x r, A: r x d_x
+
+The positions are added before the lift A, in the same r coordinates, so that every input vector
+(any token at any position) lies in the r-dimensional row space of A: the input's rank is at most
+r. Learned positions added after the lift, in d_x coordinates, would raise it towards r + N, and
+dropping positions would change the network beside the rank; this keeps the plain model's form.
+At r = d_x with A the identity it is the plain untied model, which is the full-rank member of
+the comparison (``embedding_rank=None, tied=False``). A starts as N(0, 1/r) entries, so that the
+lifted input has the plain embedding's scale (entries of standard deviation 0.02). E_r, P_r and
+A are created after every other parameter, so that, seed for seed, the blocks and the output start
+exactly as in the plain untied model.
+
 Each block holds 12 d_x^2 weights in matrices (3 d_x^2 for Q, K, V, d_x^2 for the output
 projection, 8 d_x^2 for the MLP), so the network has ``12 L d_x^2`` non-embedding parameters,
 the size measure of the paper (:func:`dwlib.core.sizes.budget`); biases and LayerNorm gains are
@@ -39,7 +54,7 @@ from flax import nnx
 from dwlib.core import sizes
 from dwlib.core.analysed import layer_norm
 from dwlib.core.attention import attend
-from dwlib.train.config import ModelConfig  # plain data, beside the run's other settings
+from dwlib.train.config import ModelConfig, embedding_params  # plain data, beside the run's other settings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,21 +149,41 @@ class Decoder(nnx.Module):
     def __init__(self, cfg: ModelConfig, *, rngs: nnx.Rngs):
         self.cfg = cfg
         init = nnx.initializers.normal(0.02)
-        self.tok = nnx.Embed(cfg.vocab_size, cfg.width, embedding_init=init,
-                             rngs=rngs)
-        self.pos = nnx.Embed(cfg.seq_len, cfg.width, embedding_init=init,
-                             rngs=rngs)
+        r = cfg.embedding_rank
+        if r is None:
+            self.tok = nnx.Embed(cfg.vocab_size, cfg.width, embedding_init=init,
+                                 rngs=rngs)
+            self.pos = nnx.Embed(cfg.seq_len, cfg.width, embedding_init=init,
+                                 rngs=rngs)
+        else:  # the blocks and the output draw the keys the plain model's draw (see the module's docstring)
+            tok_key, pos_key = rngs.params(), rngs.params()
         self.blocks = nnx.List([Block(cfg, rngs) for _ in range(cfg.depth)])
         self.ln_f = LayerNorm(cfg.width)
         if not cfg.tied:
             self.head = nnx.Linear(cfg.width, cfg.vocab_size,
                                    use_bias=False, kernel_init=init,
                                    rngs=rngs)
+        if r is not None:
+            self.tok = nnx.Embed(cfg.vocab_size, r, embedding_init=init, rngs=nnx.Rngs(params=tok_key))
+            self.pos = nnx.Embed(cfg.seq_len, r, embedding_init=init, rngs=nnx.Rngs(params=pos_key))
+            self.lift = nnx.Param(nnx.initializers.normal(1 / math.sqrt(r))(rngs.params(), (r, cfg.width)))
+
+    def embed(self, tokens):
+        """The input (B, N, d_x) of the first block, in float32, for token ids (B, N): token plus
+        position embedding, lifted from r coordinates to the width when the rank is limited."""
+        x = self.tok(tokens) + self.pos(jnp.arange(tokens.shape[-1]))
+        return x if self.cfg.embedding_rank is None else x @ self.lift[...]
+
+    def input_matrix(self):
+        """The (V N, d_x) matrix of every input vector (token v at position i in row i V + v): its
+        rank is at most r with an embedding rank r."""
+        t, p = self.tok.embedding[...], self.pos.embedding[...]
+        x = (p[:, None, :] + t[None, :, :]).reshape(-1, t.shape[-1])
+        return x if self.cfg.embedding_rank is None else x @ self.lift[...]
 
     def features(self, tokens, ops: Ops = PLAIN):
         """Final hidden states (B, N, d_x) after the last LayerNorm, for token ids (B, N)."""
-        x = self.tok(tokens) + self.pos(jnp.arange(tokens.shape[-1]))
-        x = x.astype(self.cfg.dtype)
+        x = self.embed(tokens).astype(self.cfg.dtype)
         for block in self.blocks:
             x = block(x, ops)
         return self.ln_f(x, ops)
@@ -173,14 +208,17 @@ def parameter_counts(cfg: ModelConfig) -> dict:
     ``non_embedding`` is the paper's size measure, the block matrices only: 12 L d_x^2.
     ``biases``: 9 d_x per block (QKV 3 d_x, output d_x, MLP 4 d_x + d_x).
     ``norms``: LayerNorm gains and offsets, 2 per block and a final one: (4 L + 2) d_x.
-    ``embeddings``: token (V d_x) and position (N d_x) tables, plus V d_x for an untied output.
+    ``embeddings``: token (V d_x) and position (N d_x) tables, plus V d_x for an untied output;
+    with an embedding rank r, the tables are V r and N r, and the r x d_x lift and the untied
+    output (V d_x) are embeddings too, never part of the non-embedding size
+    (:func:`dwlib.train.config.embedding_params`).
     """
-    L, d, V, N = cfg.depth, cfg.width, cfg.vocab_size, cfg.seq_len
+    L, d = cfg.depth, cfg.width
     counts = {
         "non_embedding": sizes.budget(L, d),
         "biases": 9 * L * d,
         "norms": (4 * L + 2) * d,
-        "embeddings": V * d + N * d + (0 if cfg.tied else V * d),
+        "embeddings": embedding_params(cfg),
     }
     counts["total"] = sum(counts.values())
     return counts
@@ -191,7 +229,7 @@ def count_parameters(model: nnx.Module) -> dict:
     counts = {"non_embedding": 0, "biases": 0, "norms": 0, "embeddings": 0}
     for path, value in nnx.to_flat_state(nnx.state(model, nnx.Param)):
         names = [str(p) for p in path]
-        if names[0] in ("tok", "pos", "head"):
+        if names[0] in ("tok", "pos", "head", "lift"):
             kind = "embeddings"
         elif any(n.startswith("ln") for n in names):
             kind = "norms"
