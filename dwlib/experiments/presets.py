@@ -319,6 +319,23 @@ PRESETS = {
         name="cpu-pairs-pilot-2m", depths=(4, 8), budgets=(200e3,), seeds=tuple(range(6)), head_size=8,
         tokens_per_run=2_000_000, trainer="group", chunk=50, train={**_PAIRS_TRAIN, "lr": 2e-3},
         description="pilot of cpu-pairs: depths 4 and 8 at 200K, six seeds, 2M tokens a run (CPU)"),
+    # The vocabulary bottleneck, trained (Wies et al. 2021), by the rule declared before its runs
+    # (dwlib/data/rules/vocab-trained.json): the pair 2/4 at 200K (widths 88 and 64) with the input
+    # embedding of rank 8, 32 and full, one sweep per rank (a shape's rate is chosen per rank, and
+    # the rate choice keys on the shape). At ranks 8 and 32 the learned positions are added in the
+    # r coordinates before the lift to the width (dwlib.train.model), so the input's rank stays at
+    # most r; every rank unties the output, so that the ranks differ in the input embedding only.
+    # Every other setting, the rate grid and its extension, the six seeds and the run length are
+    # cpu-pairs'; runs of one seed see the same windows in the same order at every rank.
+    **{f"vocab-{name}": Sweep(
+        name=f"vocab-{name}", depths=(2, 4), budgets=(200e3,), seeds=tuple(range(6)), head_size=8,
+        tokens_per_run=2_000_000, lrs=(1e-3, 2e-3, 4e-3), select_seeds=2, extend_edges=True,
+        exclude=("diverged-rate",), trainer="group", chunk=50,
+        train={**_PAIRS_TRAIN, "eval_interval": 200, "eval_batches": 8, "tied": False, "embedding_rank": rank},
+        description=f"the vocabulary bottleneck: depths 2 and 4 at 200K on linux-doc, input embedding of rank "
+                    f"{rank or 'full (untied output, as at every rank)'}, positions added before the lift, "
+                    "a rate chosen per shape inside its grid, six seeds, the rule declared before the runs (CPU)")
+       for name, rank in (("r8", 8), ("r32", 32), ("full", None))},
     # The paper's depths (authors' summary) on WikiText-103 with BPE 1000, for a GPU or TPU.
     "paper": Sweep(
         name="paper",
