@@ -164,3 +164,16 @@ def test_runs_of_another_rank_are_refused():
     with pytest.raises(InputError, match="unknown rank"):
         vt.read({"16": []}, RULE)
 
+
+
+def test_the_published_sweeps_are_read_by_their_names(monkeypatch):
+    """read_stored reads each rank from the sweep the rule names, and calls a design complete at the
+    presets' six seeds (or at the seeds asked for)."""
+    by_rank = design({"8": -0.08, "32": -0.02, "full": 0.05})
+    by_name = {RULE["sweeps"][label]: recs for label, recs in by_rank.items()}
+    monkeypatch.setattr(vt, "stored_results", lambda name: by_name[name])
+    out = vt.read_stored()
+    assert out["rule"] == RULE and out["verdict"] == vt.SUPPORTED and out["differences"]["8"]["complete"]
+    assert vt.read_stored(seeds=(2, 3, 4, 5))["differences"]["8"]["complete"]
+    by_name["vocab-full"] = [r for r in by_name["vocab-full"] if r["seed"] != 0]
+    assert not vt.read_stored()["differences"]["8"]["complete"]
