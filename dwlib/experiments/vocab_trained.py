@@ -52,9 +52,9 @@ def reading(iv: dict) -> str:
 def _check(label: str, records: list[dict]) -> None:
     want = rank_of(label)
     for r in records:
-        got = r["config"].get("embedding_rank")
-        if got != want or r["config"].get("tied", True):
-            raise InputError(f"run {r.get('key', '?')} has embedding rank {got} and tied {r['config'].get('tied', True)}; "
+        got, tied = r["config"].get("embedding_rank"), r["config"].get("tied", True)
+        if got != want or tied:
+            raise InputError(f"run {r.get('key', '?')} has embedding rank {got} and tied {tied}; "
                              f"the {label} runs need rank {want} and an untied output")
 
 
