@@ -301,9 +301,7 @@ def prose_problems(page_html: str) -> list[str]:
 
 # Pages whose prose fails today, until the chapters' rewrite (issue 33) is done. strict: the
 # mark turns into a failure once the page passes, so that it is removed.
-PROSE_PENDING = {"book/claims.html", "book/context.html", "book/corollaries.html", "book/experiments.html",
-                 "book/guidelines.html", "book/seprank_measurements.html",
-                 "book/two_regimes.html", "book/vocabulary.html"}
+PROSE_PENDING = set()
 PROSE_PAGES = [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="prose rewrite in progress"))
                if p in PROSE_PENDING else p
                for p in CHAPTERS]
