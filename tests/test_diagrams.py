@@ -11,8 +11,9 @@ import pytest
 
 from dwlib.viz import diagrams
 
-#: the book's column on a 320 px phone (measured in Chromium), less Vega's 5 px padding each side
-PHONE_ROOM = 272 - 10
+#: the book's column on a 320 px phone (measured in Chromium), less Vega's 5 px padding and the
+#: outlines' strokes (about 2 px) on each side
+PHONE_ROOM = 272 - 14
 
 
 def _spec_text(chart) -> str:

@@ -22,9 +22,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-#: the diagram's width in pixels: the book's column on a 320 px phone is 272 px, and Vega adds
-#: 5 px of padding on each side
-DIAGRAM_WIDTH = 260
+#: the diagram's width in pixels: the book's column on a 320 px phone is 272 px; Vega adds 5 px of
+#: padding on each side, and the outlines' strokes about 2 px more (drawn at 260, it measured 274)
+DIAGRAM_WIDTH = 254
 #: font size (px) of the diagram's labels
 FONT = 10.5
 #: the three kinds of part, each with its stroke colour, dash and text colour: Okabe-Ito blue for
@@ -73,7 +73,7 @@ def architecture_boxes() -> list[dict]:
     ``kind`` (a key of :data:`KINDS`, or ``frame`` for the outlines of the layer and of the heads,
     whose one line is their label) and ``lines`` of text."""
     W = DIAGRAM_WIDTH
-    q, k, v = (14, 88), (94, 168), (174, 246)  # the query, key and value columns
+    q, k, v = (14, 86), (91, 163), (168, 240)  # the query, key and value columns
     return [
         _box(0, W, 0, 30, "set aside", "input embedding and positions",
              "set aside: no effect on the bounds"),
@@ -102,10 +102,10 @@ def architecture_arrows() -> list[dict]:
     mid = DIAGRAM_WIDTH / 2
     return [
         {"x": mid, "y0": 30, "y1": 58},
-        {"x": 51, "y0": 80, "y1": 104}, {"x": 131, "y0": 80, "y1": 104}, {"x": 210, "y0": 80, "y1": 104},
-        {"x": 51, "y0": 146, "y1": 158}, {"x": 131, "y0": 146, "y1": 158},
-        {"x": 91, "y0": 180, "y1": 192}, {"x": 91, "y0": 220, "y1": 232},
-        {"x": 210, "y0": 146, "y1": 232},
+        {"x": 50, "y0": 80, "y1": 104}, {"x": 127, "y0": 80, "y1": 104}, {"x": 204, "y0": 80, "y1": 104},
+        {"x": 50, "y0": 146, "y1": 158}, {"x": 127, "y0": 146, "y1": 158},
+        {"x": 88, "y0": 180, "y1": 192}, {"x": 88, "y0": 220, "y1": 232},
+        {"x": 204, "y0": 146, "y1": 232},
         {"x": mid, "y0": 254, "y1": 286},
         {"x": mid, "y0": 308, "y1": 320}, {"x": mid, "y0": 348, "y1": 360},
         {"x": mid, "y0": 410, "y1": 432},
