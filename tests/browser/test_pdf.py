@@ -174,8 +174,9 @@ def test_every_chapter_begins_a_page_in_order(book):
     assert starts == sorted(starts) and len(set(starts)) == len(starts), list(zip(chapters, starts))
 
 
-#: figures whose chart has marks but no axes: the introduction's threshold explorer (text and sliders)
-AXISLESS = {"fig-threshold-explorer"}
+#: figures whose chart has marks but no axes: the introduction's threshold explorer (text and
+#: sliders) and the analysed model's architecture (boxes and arrows)
+AXISLESS = {"fig-threshold-explorer", "fig-analysed-architecture"}
 
 
 def _axisless(html: str, pos: int) -> bool:
