@@ -110,3 +110,18 @@ def test_static_explorer_starts_at_the_requested_width():
         got = eval(expr, {"pow": math.pow, "round": round, "__builtins__": {}}, {"log2_width": start})
         assert got == width, (width, expr)
     assert "',.4~r'" in json.dumps(spec) and "~g'" not in json.dumps(spec)  # 70,800, not 7.08e+4
+
+
+def test_models_table_gives_no_verdict_where_the_catalogue_calls_it_meaningless():
+    from dwlib.book import guidelines
+    from dwlib.experiments.catalogue import load_models
+
+    models = load_models()
+    meaningless = {m["name"] for m in models if m.get("verdict_meaningful") is False}
+    assert "T5-11B" in meaningless  # 12 L d^2 misdescribes its size (its catalogue note says why)
+    table = guidelines.models_frame(models)
+    for name, row in table.iterrows():
+        if name in meaningless:
+            assert row["verdict"] == guidelines.NO_VERDICT and row["L / L*"] == "\N{EM DASH}", name
+        else:
+            assert row["verdict"] != guidelines.NO_VERDICT and row["L / L*"] != "\N{EM DASH}", name
