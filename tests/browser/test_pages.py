@@ -22,28 +22,15 @@ move. test_page_checks_catch_a_broken_page shows that these checks fail on a pag
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
 import re
-import threading
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
-from conftest import LOCAL_HOSTS  # tests/conftest.py, which also holds the `browser` fixture
+# the built book, its server (a fixture) and how a page is opened: tests/browser/built_book.py
+from built_book import HTML, PAGES, VIEWPORTS, server  # noqa: F401  (server: a fixture)
+from built_book import open_page as _open, wait_drawn as _wait_drawn
 
-ROOT = Path(__file__).resolve().parents[2]
-# The built book's html directory: DWLIB_BOOK_HTML for a book built elsewhere (a helper's
-# `jupyter-book build --path-output DIR` writes DIR/_build/html).
-HTML = Path(os.environ.get("DWLIB_BOOK_HTML") or ROOT / "_build" / "html").resolve()
-VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
 MIN_TRACK_PX = 80  # a slider's track narrower than this is hard to use on a touch screen
-# The one console message allowed, by its exact start: @jupyter-widgets/html-manager 1.0.15
-# (the newest) compiles its own widget-state schema, which has a union type, with ajv's
-# defaults, and ajv logs this warning when the script loads. The schema and ajv's options
-# are inside the vendored bundle; nothing the book writes causes it.
-HTML_MANAGER_NOTE = "strict mode: use allowUnionTypes to allow union type keyword"
 # What the page check below measures (a list, or a count) and what a non-empty value means.
 PAGE_PROBLEMS = {
     "mathUntypeset": "formulas not typeset: {}",
@@ -59,67 +46,6 @@ PAGE_PROBLEMS = {
     "tableEllipses": "table cells cut off with an ellipsis: {}",
     "codeOverflow": "code blocks wider than their column (they scroll sideways): {}",
 }
-PAGES = sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
-               if "_static" not in p.parts and "_sources" not in p.parts) if HTML.is_dir() else []
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def server():
-    if not PAGES:
-        pytest.fail(f"no built book at {HTML}: run `make book` first")
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-
-
-def _open(browser, url, viewport="desktop"):
-    """Load ``url`` at ``viewport``; return the page and the problems seen while loading it."""
-    page = browser.new_page(viewport=VIEWPORTS[viewport])
-    problems = []
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type in ("error", "warning") and not m.text.startswith(HTML_MANAGER_NOTE) else None)
-
-    def on_request(req):
-        u = urlparse(req.url)
-        if u.scheme in ("data", "blob", "about"):
-            return
-        if u.hostname not in LOCAL_HOSTS:
-            problems.append(f"request leaves localhost: {req.url}")
-
-    page.on("request", on_request)
-    page.goto(url, wait_until="load")
-    page.wait_for_load_state("networkidle")
-    return page, problems
-
-
-def _wait_drawn(page):
-    """Wait until MathJax has typeset, every chart has marks and is fitted to its column
-    (book/assets/dwcharts.js marks it data-dw-fit), every saved widget is drawn, and the fonts
-    the page asked for have loaded."""
-    page.wait_for_function(
-        """() => {
-          const mathOk = [...document.querySelectorAll('div.math, span.math')]
-            .every(m => m.querySelector('mjx-container'));
-          const chartsOk = [...document.querySelectorAll('.dw-chart')]
-            .every(c => (c.querySelector('svg.marks, canvas.marks') && c.dataset.dwFit)
-                        || c.querySelector('.dw-chart-error'));
-          const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]');
-          const widgetsOk = [...views].every(s => s.previousElementSibling
-            && s.previousElementSibling.querySelector('.widget-container, .jupyter-widgets, .widget-inline-hbox, .widget-html'));
-          return mathOk && chartsOk && widgetsOk && document.fonts.status === 'loaded';
-        }""",
-        timeout=30_000,
-    )
-
 
 # Geometry of a page: charts against their container and the text column, slider tracks,
 # sideways scrolling. The column is the article's content box.

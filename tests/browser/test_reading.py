@@ -25,7 +25,9 @@ import html.parser
 import re
 
 import pytest
-from test_pages import HTML, PAGES, _open, _wait_drawn, server  # noqa: F401  (server: a fixture)
+# the built book, its server (a fixture) and how a page is opened: tests/browser/built_book.py
+from built_book import HTML, PAGES, server  # noqa: F401  (server: a fixture)
+from built_book import open_page as _open, wait_drawn as _wait_drawn
 
 PHONE_WIDTHS = (390, 360, 320)
 # Chart texts are compared at the widest and the narrowest phone (a chart redraws at each width,
