@@ -1,11 +1,19 @@
 """The vocabulary chapter's charts: the exact grid rank against width at fixed embedding rank, and
 log3 of it against depth beside the bounds (data: :func:`dwlib.book.vocabulary.width_frame` and
-:func:`dwlib.book.vocabulary.depth_frame`, from the stored sweep)."""
+:func:`dwlib.book.vocabulary.depth_frame`, from the stored sweep); and the trained comparison of the
+pair 2 vs 4 layers at three input-embedding ranks (:func:`trained_chart`, from
+:mod:`dwlib.experiments.vocab_trained`'s reading)."""
 
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
+
+from dwlib.errors import require
+from dwlib.experiments import pairs
+from dwlib.experiments import vocab_trained as vt
+from dwlib.viz import pairs as vp
 
 RANK_ORDER = ["r = 1", "r = 2", "r = 3", "r = 4", "full rank (r = d_x, one head)"]
 RANK_COLORS = alt.Scale(domain=RANK_ORDER, range=["#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#000000"])
@@ -50,3 +58,87 @@ def depth_chart(frame: pd.DataFrame):
     return (lines + points).properties(width=150, height=200).facet(
         facet=alt.Facet("panel:N", title=None), columns=3).properties(
         title=alt.Title("log3 rank against depth", subtitle="d_x = 8, two heads, N = 4", anchor="start"))
+
+
+# --- the trained comparison ------------------------------------------------------------------
+
+#: how a difference of gaps reads (the rule's verdicts), each with the side of zero it names; drawn
+#: in the colours and shapes of the Figure 2 view's sides (below zero blue, above orange, neither grey)
+READING_LABELS = {vt.SUPPORTED: "supported (below zero)", vt.AGAINST: "against (above zero)",
+                  vt.UNDECIDED: "undecided (contains zero)"}
+#: pixels left of each panel of the trained chart for the rank names and ticks, the same in both
+#: panels so that their shared axis lines up ("full rank" takes about 58 px in 11 px type)
+RANK_LABEL_ROOM = 64
+_SIDE_OF_READING = {vt.SUPPORTED: pairs.BETTER, vt.AGAINST: pairs.WORSE, vt.UNDECIDED: pairs.UNRESOLVED}
+
+
+def _rank_name(label: str) -> str:
+    return "full rank" if label == "full" else f"r = {label}"
+
+
+def _interval_rows(items, what: str) -> list[dict]:
+    rows = []
+    for label, iv, verdict in items:
+        if iv is None:
+            continue
+        finite = iv["half_width"] is not None
+        rows.append({"rank": _rank_name(label), "mean": iv["mean"], "low": iv["low"] if finite else None,
+                     "high": iv["high"] if finite else None, "seeds": iv["n"], what: verdict})
+    return rows
+
+
+def _interval_panel(df: pd.DataFrame, field: str, labels: dict, order, xscale, xtitle: str, ytitle,
+                    width: int, height: int):
+    """Points and paired intervals, one row per rank, coloured and shaped by the side of zero."""
+    domain = list(labels.values())
+    sides = [_SIDE_OF_READING.get(k, k) for k in labels]
+    legend = alt.Legend(orient="bottom", title=None, columns=1)  # one legend, of colour and shape
+    colour = alt.Color(f"{field}:N", scale=alt.Scale(domain=domain, range=[vp.VERDICT_COLOURS[s] for s in sides]),
+                       legend=legend)
+    shape = alt.Shape(f"{field}:N", scale=alt.Scale(domain=domain, range=[vp.VERDICT_SHAPES[s] for s in sides]),
+                      legend=legend)
+    # the same room for the rank names in both panels, so that their axes (one scale) line up
+    y = alt.Y("rank:N", sort=list(order), title=ytitle,
+              axis=alt.Axis(minExtent=RANK_LABEL_ROOM, maxExtent=RANK_LABEL_ROOM))
+    x = alt.X("mean:Q", scale=xscale, title=xtitle, axis=alt.Axis(tickCount=5, format="+.2f"))
+    tips = ["rank:N", alt.Tooltip("mean:Q", format="+.4f"), alt.Tooltip("low:Q", format="+.4f"),
+            alt.Tooltip("high:Q", format="+.4f"), "seeds:Q", f"{field}:N"]
+    base = alt.Chart(df.assign(**{field: df[field].map(labels)}))
+    zero = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(color="black", strokeDash=[4, 3]).encode(
+        x=alt.X("zero:Q", scale=xscale))
+    return alt.layer(
+        zero,
+        base.transform_filter("isValid(datum.low)").mark_rule(strokeWidth=2).encode(
+            x=alt.X("low:Q", scale=xscale), x2="high:Q", y=y, color=colour),
+        base.mark_point(filled=True, size=70, opacity=1).encode(x=x, y=y, color=colour, shape=shape, tooltip=tips),
+    ).properties(width=width, height=height)
+
+
+def trained_chart(reading: dict, rule: dict, width: int = 240):
+    """The trained comparison (:func:`dwlib.experiments.vocab_trained.read` or ``read_stored``, and
+    its rule): above, per embedding rank, the pair's gap (deeper minus shallower held-out loss,
+    paired by seed) with its paired interval, coloured by the side of zero it puts ahead; below, per
+    small rank, the difference of gaps (r minus full rank) with its interval, coloured by the rule's
+    reading. Both panels share one axis in nats, with zero dashed, so the two read against each other."""
+    ranks = [str(r) for r in rule["ranks"]]
+    small = [str(r) for r in rule["small_ranks"]]
+    gaps = pd.DataFrame(_interval_rows(((label, reading["ranks"][label]["interval"], reading["ranks"][label]["verdict"])
+                                        for label in ranks), "side"))
+    diffs = pd.DataFrame(_interval_rows(((label, reading["differences"][label]["interval"],
+                                          reading["differences"][label]["reading"]) for label in small), "reading"))
+    require(not gaps.empty and not diffs.empty, "the trained comparison has no seed with every run of a rank yet")
+    ends = [v for df in (gaps, diffs) for col in ("low", "high", "mean") for v in df[col] if v is not None
+            and np.isfinite(v)] + [0.0]
+    pad = 0.08 * (max(ends) - min(ends) or 0.1)
+    xscale = alt.Scale(domain=[min(ends) - pad, max(ends) + pad], nice=False, zero=False)
+    shallow, deep = rule["pair"]
+    sides = {v: v for v in vp.VERDICT_COLOURS}
+    top = _interval_panel(gaps, "side", sides, [_rank_name(r) for r in ranks], xscale,
+                          f"gap, {deep} − {shallow} layers (nats)", None, width, 26 * len(ranks))
+    bottom = _interval_panel(diffs, "reading", READING_LABELS, [_rank_name(r) for r in small], xscale,
+                             "gap at r − gap at full rank (nats)", None, width, 26 * len(small))
+    n = max(int(gaps["seeds"].max()), int(diffs["seeds"].max()))
+    return alt.vconcat(top, bottom, spacing=14).resolve_scale(color="independent", shape="independent").properties(
+        title=alt.Title([f"{shallow} vs {deep} layers at equal size,", "by input-embedding rank"],
+                        subtitle=[f"points: means over {n} seeds", f"bars: paired {rule['level']:.0%} intervals",
+                                  "left of the dashed zero: deeper ahead"], anchor="start"))
