@@ -1,6 +1,10 @@
 """The numbers, chart frames and claims of the chapter "The vocabulary bottleneck"
 (book/vocabulary.ipynb), all from the stored exact measurements (:func:`dwlib.experiments.vocab_sweep.load`)
-and from :mod:`dwlib.core.vocab`; the T5-11B arithmetic from the shape the chapter states."""
+and from :mod:`dwlib.core.vocab`; the T5-11B arithmetic from the shape the chapter states; and the
+trained comparison of the pair 2 vs 4 layers at input-embedding ranks 8, 32 and full, read by its
+declared rule (:func:`trained_reading`, :func:`trained_numbers`, :func:`trained_caption`,
+:func:`trained_chart`, :func:`trained_table`, :func:`trained_claim`), which raise InputError (one
+line) until its sweeps are published."""
 
 from __future__ import annotations
 
@@ -8,7 +12,14 @@ import math
 
 import pandas as pd
 
+from dwlib import fmt
+from dwlib.errors import InputError, require
 from dwlib.experiments import vocab_sweep
+from dwlib.experiments import vocab_trained as vt
+from dwlib.experiments.presets import get_preset
+from dwlib.experiments.records import stored_results
+from dwlib.experiments.transition import reported
+from dwlib.viz import vocab as charts
 
 #: T5-11B's shape (Raffel et al., 2020): model width, attention heads and each head's dimension
 T5_11B = {"d_model": 1024, "heads": 128, "head_dim": 128}
@@ -167,3 +178,196 @@ def derived_bound_table(data: dict | None = None) -> pd.DataFrame:
              else f"{m['log3_upper_eq8_rank']:.2f}",
              "2020 upper at d_x (log3)": round(m["log3_upper_full"], 2)} for m in depth_records(data)]
     return pd.DataFrame(rows).set_index(["r", "L"])
+
+
+# ---------------------------------------------------------------------------------------------
+# The trained comparison: the pair 2 vs 4 layers at input-embedding ranks 8, 32 and full, read by
+# its declared rule (dwlib/data/rules/vocab-trained.json, :mod:`dwlib.experiments.vocab_trained`).
+#
+# Until the rule's three sweeps are published with the package, :func:`trained_records` (and so
+# :func:`trained_reading` and everything called without a reading) raises InputError with one line
+# saying so; it never returns a partial reading. :func:`trained_published` tells, without raising.
+
+#: the claims table's verdict for each reading of the rule (the table's rules: a prediction the
+#: book's trained networks bear out agrees, one they contradict differs, and one they leave
+#: undecided is not reproduced by them)
+TRAINED_CLAIM_VERDICTS = {vt.SUPPORTED: "agrees", vt.AGAINST: "differs", vt.UNDECIDED: "not reproduced"}
+#: where the interval of a difference of gaps lies, for each reading, in the rule's own words
+#: (each is a part of that reading's sentence in the rule file)
+TRAINED_ZERO = {vt.SUPPORTED: "lies entirely below zero", vt.AGAINST: "lies entirely above zero",
+                vt.UNDECIDED: "contains zero"}
+
+
+def trained_published() -> bool:
+    """Whether the three sweeps of the trained comparison are published with the package."""
+    try:
+        trained_records()
+    except InputError:
+        return False
+    return True
+
+
+def trained_records() -> dict:
+    """``{rank label: records}`` of the rule's three published sweeps; InputError (one line) naming
+    the sweeps not yet published."""
+    sweeps = vt.rule()["sweeps"]
+    out, missing = {}, []
+    for label, name in sweeps.items():
+        try:
+            out[label] = stored_results(name)
+        except InputError:
+            missing.append(name)
+    if missing:
+        raise InputError("the trained vocabulary comparison is not published yet: no stored sweep "
+                         + " or ".join(repr(m) for m in missing))
+    return out
+
+
+def _spread(seeds) -> str:
+    seeds = sorted(seeds)
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]} to {seeds[-1]}"
+    return _and(str(s) for s in seeds)
+
+
+def _and(items) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def trained_reading(records_by_rank: dict | None = None) -> dict:
+    """The rule read on the runs of each rank (default: the published sweeps, :func:`trained_records`),
+    on every seed (``all``) and on the seeds that did not choose the rates (``later``). Also the
+    seeds, the tokens of a run and the pair's shapes, from the runs. InputError (one line) when a
+    difference of gaps lacks a seed of the design or the runs disagree on their length."""
+    rule = vt.rule()
+    records = trained_records() if records_by_rank is None else records_by_rank
+    preset = get_preset(rule["sweeps"]["full"])
+    seeds, later = list(preset.seeds), [s for s in preset.seeds if s not in preset.grid_seeds()]
+    every = vt.read(records, rule, seeds_planned=len(seeds))
+    rest = vt.read(records, rule, seeds=later, seeds_planned=len(later))
+    for label, d in every["differences"].items():
+        require(d["complete"], f"the trained vocabulary comparison is incomplete: the difference at r = {label} "
+                               f"has {len(d['differences'])} of its {len(seeds)} seeds")
+    runs = [r for recs in records.values() for r in reported(recs) if r["status"] == "completed"]
+    tokens = {r["tokens"] for r in runs}
+    require(len(tokens) == 1, f"the trained vocabulary runs differ in length: {sorted(tokens)} tokens")
+    sizes = {(r["depth"], r["width"]): r["budget"] for r in runs}
+    shapes = [{"depth": L, "width": w, "size": n} for (L, w), n in sorted(sizes.items())]
+    require([s["depth"] for s in shapes] == list(rule["pair"]),
+            f"the trained vocabulary runs have shapes {[(s['depth'], s['width']) for s in shapes]}, "
+            f"not one of each depth {rule['pair']}")
+    return {"rule": rule, "all": every, "later": rest, "seeds": seeds, "later_seeds": later,
+            "tokens": tokens.pop(), "shapes": shapes}
+
+
+def _interval_text(iv: dict, level: float) -> str:
+    return f"{iv['mean']:+.3f} nats ({level:.0%} interval {iv['low']:+.3f} to {iv['high']:+.3f})"
+
+
+def trained_verdict_sentence(verdict: str, rule: dict, half: float) -> str:
+    """The verdict in words: the rule's sentence for it, and what it means for the prediction (when
+    undecided, the size of effect the design could have resolved, as the rule asks)."""
+    primary = rule["primary_rank"]
+    said = rule["verdicts"][verdict]
+    if verdict == vt.SUPPORTED:
+        return (f"The prediction is supported: {said}. At rank {primary} the deeper network of the pair gains "
+                "more against the shallower and wider one than at full rank.")
+    if verdict == vt.AGAINST:
+        return (f"The prediction is contradicted: {said}. At rank {primary} the deeper network of the pair "
+                "gains less against the shallower and wider one than at full rank.")
+    return (f"The comparison leaves the prediction undecided: {said}. This design resolves no effect of the embedding rank on "
+            f"the pair's gap larger than {half:.3f} nats, not that there is none.")
+
+
+def trained_numbers(reading: dict | None = None) -> dict:
+    """Every value and sentence the trained section's prose quotes (names start ``vt_``), from
+    :func:`trained_reading` (default: the published sweeps; InputError until they are)."""
+    t = trained_reading() if reading is None else reading
+    rule, every, rest = t["rule"], t["all"], t["later"]
+    level, primary = rule["level"], str(rule["primary_rank"])
+    verdict = every["verdict"]
+    d = every["differences"][primary]
+    half = d["interval"]["half_width"]
+    out = {"vt_verdict": verdict, "vt_verdict_rule": rule["verdicts"][verdict],
+           "vt_verdict_sentence": trained_verdict_sentence(verdict, rule, half),
+           "vt_primary_r": rule["primary_rank"], "vt_half": f"{half:.3f}", "vt_level": f"{level:.0%}",
+           "vt_seeds": d["interval"]["n"], "vt_seed_list": _spread(t["seeds"]),
+           "vt_tokens": f"{t['tokens']:,}", "vt_budget": fmt.count(rule["target_budget"]),
+           "vt_depths": _and(str(s["depth"]) for s in t["shapes"]),
+           "vt_widths": _and(str(s["width"]) for s in t["shapes"]),
+           "vt_sizes": _and(f"{s['size']:,}" for s in t["shapes"])}
+    for label in (str(r) for r in rule["ranks"]):
+        g = every["ranks"][label]
+        out[f"vt_gap_{label}"] = _interval_text(g["interval"], level)
+        out[f"vt_side_{label}"] = g["verdict"]
+        out[f"vt_rates_{label}"] = _and(f"{fmt.value(s['lr'])} ({s['depth']} layers)" for s in g["shapes"])
+    for label in (str(r) for r in rule["small_ranks"]):
+        x = every["differences"][label]
+        out[f"vt_diff_{label}"] = _interval_text(x["interval"], level)
+        out[f"vt_reading_{label}"] = x["reading"]
+        out[f"vt_zero_{label}"] = TRAINED_ZERO[x["reading"]]
+    late = rest["differences"][primary]
+    out |= {"vt_later_seeds": _spread(t["later_seeds"]), "vt_later_n": late["interval"]["n"],
+            "vt_later_diff": _interval_text(late["interval"], level), "vt_later_verdict": rest["verdict"],
+            "vt_later_same": "the same verdict" if rest["verdict"] == verdict else "a different verdict",
+            "vt_caption": trained_caption(t)}
+    return out
+
+
+def trained_caption(reading: dict | None = None) -> str:
+    """The caption of the trained figure: what to conclude (by the verdict), then what it shows."""
+    t = trained_reading() if reading is None else reading
+    rule, every = t["rule"], t["all"]
+    primary, (shallow, deep) = rule["primary_rank"], rule["pair"]
+    d = every["differences"][str(primary)]
+    conclude = {
+        vt.SUPPORTED: f"At embedding rank {primary} the deeper network gains more against the wider one than at "
+                      "full rank, as predicted: the interval of the difference lies entirely below zero.",
+        vt.AGAINST: f"At embedding rank {primary} the deeper network gains less against the wider one than at "
+                    "full rank, against the prediction: the interval of the difference lies entirely above zero.",
+        vt.UNDECIDED: f"The embedding rank makes no resolved difference to the pair: the interval of the "
+                      f"difference at rank {primary} contains zero, so the runs neither bear out the prediction "
+                      "nor contradict it.",
+    }[every["verdict"]]
+    return (f"{conclude} Above: at each embedding rank, the held-out loss of the {deep}-layer network minus "
+            f"that of the {shallow}-layer one of equal size, seed by seed: the mean over {d['interval']['n']} "
+            f"seeds and its paired {rule['level']:.0%} interval. Below: that gap at rank r minus the gap at full "
+            "rank. Left of the dashed zero line the deeper network is ahead (above), or gains more at rank r "
+            "than at full rank (below).")
+
+
+def trained_chart(reading: dict | None = None):
+    """The trained figure (:func:`dwlib.viz.vocab.trained_chart`) of :func:`trained_reading`."""
+    t = trained_reading() if reading is None else reading
+    return charts.trained_chart(t["all"], t["rule"])
+
+
+def trained_table(reading: dict | None = None) -> pd.DataFrame:
+    """Every shape's chosen rate and mean held-out loss at each rank, as the rule asks the book to
+    report (the pair's gaps are the figure's)."""
+    t = trained_reading() if reading is None else reading
+    rows = []
+    for label in (str(r) for r in t["rule"]["ranks"]):
+        g = t["all"]["ranks"][label]
+        for s in g["shapes"]:
+            rows.append({"embedding rank": "full" if label == "full" else f"r = {label}", "layers": s["depth"],
+                         "width": s["width"], "rate": fmt.value(s["lr"]), "seeds": len(s["losses"]),
+                         "mean held-out loss (nats)": round(s["mean"], 4)})
+    return pd.DataFrame(rows).set_index(["embedding rank", "layers"])
+
+
+def trained_claim(reading: dict | None = None) -> dict:
+    """The claims-table row of the trained prediction (the keys of :func:`claims`' rows): its
+    agreement from the rule's verdict (:data:`TRAINED_CLAIM_VERDICTS`)."""
+    t = trained_reading() if reading is None else reading
+    n = trained_numbers(t)
+    verdict = t["all"]["verdict"]
+    require(verdict in TRAINED_CLAIM_VERDICTS, f"the trained vocabulary comparison has no verdict ({verdict!r})")
+    src = "{cite}`wies2021which`"
+    return {"claim": "a small embedding rank gives the deeper network of a trained pair an added advantage",
+            "chapter": "vocabulary", "paper": f"depth gains an added advantage (abstract), read for trained "
+                                              f"networks {src}",
+            "book": f"{n['vt_depths']} layers at {n['vt_budget']}: gap at r = {n['vt_primary_r']} minus gap at full "
+                    f"rank {n['vt_diff_' + str(n['vt_primary_r'])]}, over {n['vt_seeds']} seeds: {verdict}",
+            "agreement": TRAINED_CLAIM_VERDICTS[verdict]}

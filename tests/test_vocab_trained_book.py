@@ -1,0 +1,285 @@
+"""What the vocabulary chapter will show of the trained comparison (the pair 2 vs 4 layers at
+input-embedding ranks 8, 32 and full), on synthetic records built as tests/test_vocab_trained.py
+builds them: the figure draws each rank's paired gap and each small rank's difference of gaps with
+their intervals and zero, and fits a phone; the glued values and sentences follow the declared rule
+(its verdicts and its words) in the three cases, supported, against and undecided, and recompute
+from the runs; the claims row takes its agreement from the rule's verdict; nothing is read before
+the sweeps are published."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_vocab_trained import RULE, design, expected_interval, records
+
+from dwlib.book import claims
+from dwlib.book import vocabulary as vb
+from dwlib.errors import InputError
+from dwlib.experiments import pairs
+from dwlib.experiments import vocab_trained as vt
+from dwlib.viz import vocab as vv
+from dwlib.viz.layout import NARROW_WIDTH
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKENS = RULE["tokens_per_run"]
+CASES = {vt.SUPPORTED: {"8": -0.08, "32": -0.02, "full": 0.05},
+         vt.AGAINST: {"8": 0.15, "32": 0.05, "full": 0.05},
+         vt.UNDECIDED: {"8": 0.05, "32": 0.05, "full": 0.05}}
+#: the book's column on a 320 px phone (measured in Chromium, as in tests/test_diagrams.py) and on a
+#: 390 px one (the same 48 px of margins), less Vega's 5 px padding on each side
+PHONE_320_ROOM, PHONE_390_ROOM = 272 - 10, 390 - 48 - 10
+
+
+def with_tokens(by_rank, tokens=TOKENS):
+    """The records as a sweep stores them: each run says how many tokens it trained on."""
+    return {label: [{**r, "tokens": tokens} for r in recs] for label, recs in by_rank.items()}
+
+
+def case(verdict, seed=0):
+    return with_tokens(design(CASES[verdict], seed=seed))
+
+
+@pytest.fixture(scope="module")
+def readings():
+    return {v: vb.trained_reading(case(v)) for v in CASES}
+
+
+# --- the figure ---------------------------------------------------------------------------------
+
+def _views(spec):
+    for key in ("layer", "concat", "hconcat", "vconcat"):
+        for sub in spec.get(key, []):
+            yield from _views(sub)
+    if "mark" in spec:
+        yield spec
+
+
+def _rows(spec, panel):
+    """The drawn rows of one panel (0: gaps, 1: differences)."""
+    view = spec["vconcat"][panel]
+    names = {v["data"]["name"] for v in _views(view) if "data" in v and "field" in v["encoding"].get("y", {})}
+    assert len(names) == 1
+    return spec["datasets"][names.pop()]
+
+
+@pytest.mark.parametrize("verdict", list(CASES))
+def test_the_figure_draws_every_ranks_gap_and_difference_with_zero(readings, verdict):
+    t = readings[verdict]
+    spec = vv.trained_chart(t["all"], t["rule"]).to_dict()
+    assert len(spec["vconcat"]) == 2
+    gaps, diffs = _rows(spec, 0), _rows(spec, 1)
+    assert [g["rank"] for g in gaps] == ["r = 8", "r = 32", "full rank"]
+    assert [d["rank"] for d in diffs] == ["r = 8", "r = 32"]
+    for row, label in zip(gaps, ("8", "32", "full")):
+        iv = t["all"]["ranks"][label]["interval"]
+        assert (row["mean"], row["low"], row["high"], row["seeds"]) == pytest.approx(
+            (iv["mean"], iv["low"], iv["high"], 6))
+        assert row["side"] == t["all"]["ranks"][label]["verdict"]
+    for row, label in zip(diffs, ("8", "32")):
+        d = t["all"]["differences"][label]
+        low, high = expected_interval(list(d["differences"].values()))  # recomputed from the per-seed values
+        assert (row["low"], row["high"]) == pytest.approx((low, high))
+        assert row["reading"] == vv.READING_LABELS[d["reading"]]
+    assert diffs[0]["reading"].startswith(verdict)
+    # zero marked in both panels, on the one axis they share, which holds every interval
+    for panel in spec["vconcat"]:
+        zeros = [v for v in _views(panel) if v.get("mark", {}).get("type") == "rule"
+                 and v["encoding"]["x"]["field"] == "zero"]
+        assert len(zeros) == 1 and zeros[0]["mark"]["strokeDash"]
+        assert spec["datasets"][zeros[0]["data"]["name"]] == [{"zero": 0.0}]
+    domains = {json.dumps(v["encoding"]["x"]["scale"]["domain"]) for v in _views(spec)}
+    assert len(domains) == 1
+    lo, hi = json.loads(domains.pop())
+    ends = [r[k] for r in gaps + diffs for k in ("low", "high")]
+    assert lo < min(ends + [0.0]) and max(ends + [0.0]) < hi
+    # the colours of the Figure 2 view: below zero blue, above orange, neither grey
+    colours = {v["encoding"]["color"]["field"]: v["encoding"]["color"]["scale"] for v in _views(spec)
+               if "color" in v["encoding"]}
+    side = dict(zip(colours["side"]["domain"], colours["side"]["range"]))
+    read = dict(zip(colours["reading"]["domain"], colours["reading"]["range"]))
+    assert side[pairs.BETTER] == read[vv.READING_LABELS[vt.SUPPORTED]] == "#0072b2"
+    assert side[pairs.WORSE] == read[vv.READING_LABELS[vt.AGAINST]]
+    assert side[pairs.UNRESOLVED] == read[vv.READING_LABELS[vt.UNDECIDED]]
+
+
+def test_the_figure_fits_a_phone(readings):
+    """Views with widths of their own (the charts script narrows them on a phone), legends below,
+    the panels' axes lined up; drawn, the chart fits a 390 px phone's column at its own sizes and a
+    320 px phone's once its views are narrowed to the narrowest plot the book draws."""
+    t = readings[vt.UNDECIDED]
+    spec = vv.trained_chart(t["all"], t["rule"]).to_dict()
+    assert all(isinstance(v["width"], int) and v["width"] <= 260 for v in spec["vconcat"])
+    legends = [v["encoding"][c]["legend"] for v in _views(spec) for c in ("color", "shape") if c in v["encoding"]]
+    assert legends and all(g["orient"] == "bottom" for g in legends)
+    extents = {(v["encoding"]["y"]["axis"]["minExtent"], v["encoding"]["y"]["axis"]["maxExtent"])
+               for v in _views(spec) if "field" in v["encoding"].get("y", {})}
+    assert extents == {(vv.RANK_LABEL_ROOM, vv.RANK_LABEL_ROOM)}
+    vlc = pytest.importorskip("vl_convert")
+
+    def drawn_width(s):
+        return float(re.search(r'<svg[^>]* width="([\d.]+)"', vlc.vegalite_to_svg(json.dumps(s))).group(1))
+
+    assert drawn_width(spec) <= PHONE_390_ROOM
+    narrow = json.loads(json.dumps(spec))
+    for v in narrow["vconcat"]:
+        v["width"] = NARROW_WIDTH
+    assert drawn_width(narrow) <= PHONE_320_ROOM
+
+
+def test_the_figure_needs_a_reading_with_runs():
+    with pytest.raises(InputError, match="no seed with every run"):
+        vv.trained_chart(vt.read({}, RULE), RULE)
+
+
+# --- the glued values -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("verdict", list(CASES))
+def test_the_glued_values_follow_the_rule(readings, verdict):
+    t = readings[verdict]
+    n = vb.trained_numbers(t)
+    assert all("_" in k and k.startswith("vt_") for k in n)
+    assert n["vt_verdict"] == verdict and n["vt_verdict_rule"] == RULE["verdicts"][verdict]
+    assert RULE["verdicts"][verdict] in n["vt_verdict_sentence"]
+    d = t["all"]["differences"]["8"]
+    low, high = expected_interval(list(d["differences"].values()))
+    mean, half = (low + high) / 2, (high - low) / 2
+    assert n["vt_diff_8"] == f"{mean:+.3f} nats (95% interval {low:+.3f} to {high:+.3f})"
+    assert n["vt_half"] == f"{half:.3f}" and n["vt_seeds"] == 6 and n["vt_level"] == "95%"
+    if verdict == vt.UNDECIDED:  # the rule's words: the effect the design could resolve, not that there is none
+        said = "resolves no effect of the embedding rank on the pair's gap larger than"
+        assert said in RULE["reported_otherwise"] and "not that there is none" in RULE["reported_otherwise"]
+        assert f"{said} {half:.3f} nats, not that there is none" in n["vt_verdict_sentence"]
+    else:
+        assert "resolves no effect" not in n["vt_verdict_sentence"]
+    for label in ("8", "32"):  # each difference's side of zero in the words of the rule's verdicts
+        reading = t["all"]["differences"][label]["reading"]
+        assert n[f"vt_reading_{label}"] == reading and n[f"vt_zero_{label}"] in RULE["verdicts"][reading]
+    for label, gap in CASES[verdict].items():  # each rank's gap and the side it puts ahead, in the rule's words
+        iv = t["all"]["ranks"][label]["interval"]
+        assert n[f"vt_gap_{label}"].startswith(f"{iv['mean']:+.3f} nats")
+        assert abs(iv["mean"] - gap) < 0.02
+        assert n[f"vt_side_{label}"] in (pairs.BETTER, pairs.WORSE, pairs.UNRESOLVED)
+        assert n[f"vt_side_{label}"].split(":")[0] in RULE["reported_otherwise"]
+        assert n[f"vt_rates_{label}"] == "0.002 (2 layers) and 0.002 (4 layers)"  # the chosen runs' rates
+    assert (n["vt_depths"], n["vt_widths"], n["vt_sizes"]) == ("2 and 4", "88 and 64", "185,856 and 196,608")
+    assert n["vt_tokens"] == f"{TOKENS:,}" and n["vt_budget"] == "200K"
+    assert n["vt_later_seeds"] == "2 to 5" and n["vt_later_n"] == 4 and n["vt_seed_list"] == "0 to 5"
+    assert n["vt_later_verdict"] == verdict and n["vt_later_same"] == "the same verdict"
+    assert n["vt_caption"] == vb.trained_caption(t)
+
+
+def test_the_caption_says_what_to_conclude_by_the_verdict(readings):
+    firsts = {v: vb.trained_caption(readings[v]).split(": ")[0] for v in CASES}
+    assert len(set(firsts.values())) == 3
+    assert "as predicted" in firsts[vt.SUPPORTED] and "against the prediction" in firsts[vt.AGAINST]
+    assert "no resolved difference" in firsts[vt.UNDECIDED]
+    for v in CASES:
+        text = vb.trained_caption(readings[v])
+        assert TRAINED_SIDES[v] in text and "mean over 6 seeds" in text and "95% interval" in text
+
+
+TRAINED_SIDES = {vt.SUPPORTED: "lies entirely below zero", vt.AGAINST: "lies entirely above zero",
+                 vt.UNDECIDED: "contains zero"}
+
+
+def test_the_values_come_from_the_runs():
+    """Run length, shapes and seeds are read from the records, not from the rule or the presets."""
+    longer = vb.trained_numbers(vb.trained_reading(with_tokens(design(CASES[vt.SUPPORTED]), tokens=1_000_448)))
+    assert longer["vt_tokens"] == "1,000,448"
+    mixed = with_tokens(design(CASES[vt.SUPPORTED]))
+    mixed["32"] = [{**r, "tokens": 7} if r["seed"] == 3 else r for r in mixed["32"]]
+    with pytest.raises(InputError, match="differ in length"):
+        vb.trained_reading(mixed)
+    shifted = case(vt.SUPPORTED)
+    for recs in shifted.values():
+        for r in recs:
+            if r["depth"] == 2 and r["chosen"]:
+                r["config"] = {**r["config"], "lr": 4e-3}
+    assert vb.trained_numbers(vb.trained_reading(shifted))["vt_rates_8"] == "0.004 (2 layers) and 0.002 (4 layers)"
+
+
+def test_seeds_2_to_5_are_read_apart_from_the_rate_choosing_seeds():
+    """Differences of gaps that put r = 8 below zero over six seeds but not over seeds 2 to 5 alone
+    (the full and r = 32 runs have no gap at all)."""
+    diffs = {0: -0.05, 1: -0.05, 2: -0.05, 3: -0.05, 4: 0.01, 5: -0.09}
+    by_rank = {}
+    for label in ("8", "32", "full"):
+        losses = {}
+        for s, x in diffs.items():
+            losses[(2, s)] = 4.0 + 0.01 * s
+            losses[(4, s)] = losses[(2, s)] + (x if label == "8" else 0.0)
+        by_rank[label] = records(label, losses)
+    n = vb.trained_numbers(vb.trained_reading(with_tokens(by_rank)))
+    six, four = list(diffs.values()), [diffs[s] for s in (2, 3, 4, 5)]
+    assert expected_interval(six)[1] < 0 and expected_interval(four)[0] < 0 < expected_interval(four)[1]
+    assert n["vt_verdict"] == vt.SUPPORTED and n["vt_later_verdict"] == vt.UNDECIDED
+    assert n["vt_later_same"] == "a different verdict"
+    lo, hi = expected_interval(four)
+    assert n["vt_later_diff"] == f"{np.mean(four):+.3f} nats (95% interval {lo:+.3f} to {hi:+.3f})"
+
+
+def test_an_incomplete_design_is_refused():
+    by_rank = case(vt.SUPPORTED)
+    by_rank["full"] = [r for r in by_rank["full"] if r["seed"] != 5]
+    with pytest.raises(InputError, match="incomplete: the difference at r = 8 has 5 of its 6 seeds"):
+        vb.trained_reading(by_rank)
+
+
+def test_nothing_is_read_before_the_sweeps_are_published(monkeypatch):
+    by_name = {RULE["sweeps"][label]: recs for label, recs in case(vt.SUPPORTED).items()}
+
+    def stored(name, missing=()):
+        if name in missing:
+            raise InputError(f"no stored sweep named {name!r}")
+        return by_name[name]
+
+    monkeypatch.setattr(vb, "stored_results", lambda name: stored(name, ("vocab-r8", "vocab-full")))
+    assert not vb.trained_published()
+    with pytest.raises(InputError, match=r"^the trained vocabulary comparison is not published yet: "
+                                         r"no stored sweep 'vocab-r8' or 'vocab-full'$"):
+        vb.trained_numbers()
+    monkeypatch.setattr(vb, "stored_results", stored)
+    assert vb.trained_published() and vb.trained_numbers()["vt_verdict"] == vt.SUPPORTED
+    assert vb.trained_chart().to_dict()["vconcat"] and not vb.trained_table().empty
+
+
+def test_the_table_gives_every_shapes_rate_and_mean_loss(readings):
+    t = readings[vt.AGAINST]
+    table = vb.trained_table(t)
+    assert list(table.index) == [(r, L) for r in ("r = 8", "r = 32", "full") for L in (2, 4)]
+    for label, name in (("8", "r = 8"), ("32", "r = 32"), ("full", "full")):
+        for s in t["all"]["ranks"][label]["shapes"]:
+            row = table.loc[(name, s["depth"])]
+            assert row["width"] == s["width"] and row["seeds"] == 6
+            assert row["mean held-out loss (nats)"] == pytest.approx(np.mean(list(s["losses"].values())), abs=1e-4)
+
+
+# --- the claims row ---------------------------------------------------------------------------
+
+def test_the_claims_row_takes_its_agreement_from_the_rules_verdict(readings):
+    want = {vt.SUPPORTED: "agrees", vt.AGAINST: "differs", vt.UNDECIDED: "not reproduced"}
+    for verdict, agreement in want.items():
+        row = vb.trained_claim(readings[verdict])
+        assert row["agreement"] == agreement and agreement in claims.VERDICTS
+        assert row["chapter"] == "vocabulary" and "{cite}`wies2021which`" in row["paper"]
+        assert vb.trained_numbers(readings[verdict])["vt_diff_8"] in row["book"] and row["book"].endswith(verdict)
+        claims._row(row["claim"], row["chapter"], row["paper"], row["book"], row["agreement"], "vocabulary")
+    rows = [vb.trained_claim(readings[v]) for v in CASES]
+    assert claims.summary_sentence(rows) == ("Of the 3 claims, 1 agrees, 1 differs and 1 is not reproduced "
+                                             "by the book's trained networks.")
+
+
+def test_the_chapters_figure_caption_is_the_computed_one():
+    """Once the chapter shows the trained figure (named fig-vocab-trained), its caption, which
+    sits in the cell's metadata and cannot be glued, is the one computed from the runs."""
+    nb = json.loads((ROOT / "book" / "vocabulary.ipynb").read_text())
+    captions = [c["metadata"]["mystnb"]["figure"]["caption"] for c in nb["cells"]
+                if c["metadata"].get("mystnb", {}).get("figure", {}).get("name") == "fig-vocab-trained"]
+    if not captions:
+        pytest.skip("the chapter does not show the trained figure yet")
+    assert captions == [vb.trained_caption()]
