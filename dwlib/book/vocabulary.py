@@ -331,7 +331,8 @@ def trained_caption(reading: dict | None = None) -> str:
                       "nor contradict it.",
     }[every["verdict"]]
     return (f"{conclude} Above: at each embedding rank, the held-out loss of the {deep}-layer network minus "
-            f"that of the {shallow}-layer one of equal size, seed by seed: the mean over {d['interval']['n']} "
+            f"that of the {shallow}-layer one, both of about {fmt.count(rule['target_budget'])} non-embedding "
+            f"parameters, seed by seed: the mean over {d['interval']['n']} "
             f"seeds and its paired {rule['level']:.0%} interval. Below: that gap at rank r minus the gap at full "
             "rank. Left of the dashed zero line the deeper network is ahead (above), or gains more at rank r "
             "than at full rank (below).")

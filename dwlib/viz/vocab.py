@@ -10,6 +10,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from dwlib import fmt
 from dwlib.errors import require
 from dwlib.experiments import pairs
 from dwlib.experiments import vocab_trained as vt
@@ -139,6 +140,7 @@ def trained_chart(reading: dict, rule: dict, width: int = 240):
                              "gap at r − gap at full rank (nats)", None, width, 26 * len(small))
     n = max(int(gaps["seeds"].max()), int(diffs["seeds"].max()))
     return alt.vconcat(top, bottom, spacing=14).resolve_scale(color="independent", shape="independent").properties(
-        title=alt.Title([f"{shallow} vs {deep} layers at equal size,", "by input-embedding rank"],
+        title=alt.Title([f"{shallow} vs {deep} layers ({fmt.count(rule['target_budget'])} parameters)",
+                         "by input-embedding rank"],
                         subtitle=[f"points: means over {n} seeds", f"bars: paired {rule['level']:.0%} intervals",
                                   "left of the dashed zero: deeper ahead"], anchor="start"))
