@@ -118,7 +118,10 @@ def test_no_network_beyond_loopback():
 
 # jupyterlab-myst renders one notebook at a time: a link to an equation displayed in another
 # chapter (the book's "eq. (7)" links, resolved by the book's build) is reported on the console as
-# a target not found, and shown as its text. That message, for those targets only, is not a problem.
+# a target not found, and shown as its text. That message, for those targets only, is not a problem,
+# provided the text shown is the equation's number: each such link must show its title ("(7)"),
+# never its target's name ("eq-7").
+EQ_REF = re.compile(r"\{ref\}`([^`<]*?)\s*<(eq-\d+)>`")
 OTHER_CHAPTER = re.compile(r"(Cross reference target was not found: eq-\d+\s*)+$")
 
 
@@ -203,10 +206,11 @@ def _expected(name: str) -> dict:
     glued = prose.glue_outputs(nb)
     unchecked = {n for n, (i, _) in glued.items()
                  if {"nbval-ignore-output", "nbval-skip"} & set(nb["cells"][i]["metadata"].get("tags", []))}
-    values = {}
+    values, eq_refs = {}, {}
     for i, cell in enumerate(nb["cells"]):
         if cell["cell_type"] != "markdown":
             continue
+        eq_refs[i] = EQ_REF.findall("".join(cell["source"]))
         values[i] = []
         for role, body in BARE_SPAN.findall("".join(cell["source"])):
             if role == "eval":
@@ -215,7 +219,7 @@ def _expected(name: str) -> dict:
             else:  # a role jupyterlab-myst does not know: it shows the role's text
                 values[i].append((None, body))
     return {"charts": charts, "widgets": widgets, "names": sorted(glued), "unchecked": unchecked,
-            "values": values}
+            "values": values, "eq_refs": eq_refs}
 
 
 def _prose_problems(cells: list, expected: dict, when: str) -> list:
@@ -229,6 +233,9 @@ def _prose_problems(cells: list, expected: dict, when: str) -> list:
         if cell["text"] is None:
             found.append(f"cell {i}: not rendered")
             continue
+        found += [f"cell {i}: the link to {target} shows {cell['text'][:160]!r}, not its number {title!r}"
+                  for title, target in expected["eq_refs"].get(i, [])
+                  if title not in cell["text"] or re.search(rf"\b{target}\b", cell["text"])]
         shown = [m.group(0) for m in names.finditer(cell["text"])] if expected["names"] else []
         if shown:
             found.append(f"cell {i} shows glued names {shown}: {cell['text'][:160]!r}")
