@@ -9,7 +9,6 @@ the sweeps are published."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 
@@ -33,6 +32,9 @@ CASES = {vt.SUPPORTED: {"8": -0.08, "32": -0.02, "full": 0.05},
 #: the book's column on a 320 px phone (measured in Chromium, as in tests/test_diagrams.py) and on a
 #: 390 px one (the same 48 px of margins), less Vega's 5 px padding on each side
 PHONE_320_ROOM, PHONE_390_ROOM = 272 - 10, 390 - 48 - 10
+#: where the interval of the primary difference lies, by verdict (the caption's words)
+TRAINED_SIDES = {vt.SUPPORTED: "lies entirely below zero", vt.AGAINST: "lies entirely above zero",
+                 vt.UNDECIDED: "contains zero"}
 
 
 def with_tokens(by_rank, tokens=TOKENS):
@@ -183,9 +185,6 @@ def test_the_caption_says_what_to_conclude_by_the_verdict(readings):
         assert TRAINED_SIDES[v] in text and "mean over 6 seeds" in text and "95% interval" in text
 
 
-TRAINED_SIDES = {vt.SUPPORTED: "lies entirely below zero", vt.AGAINST: "lies entirely above zero",
-                 vt.UNDECIDED: "contains zero"}
-
 
 def test_the_values_come_from_the_runs():
     """Run length, shapes and seeds are read from the records, not from the rule or the presets."""
@@ -283,3 +282,50 @@ def test_the_chapters_figure_caption_is_the_computed_one():
     if not captions:
         pytest.skip("the chapter does not show the trained figure yet")
     assert captions == [vb.trained_caption()]
+
+
+
+def recompute(rule: dict, files: dict) -> tuple:
+    """The rule read from stored files alone (the chosen, completed runs; per seed the gap deeper
+    minus shallower at each rank and its difference at the primary rank from full rank; the
+    t interval): the verdict, the seeds and the interval."""
+    shallow, deep = rule["pair"]
+    gaps = {}
+    for label, f in files.items():
+        runs = [json.loads(line) for line in Path(f).read_text().splitlines() if line.strip()]
+        loss = {(r["depth"], r["seed"]): r["eval_loss"] for r in runs if r.get("chosen") and r["status"] == "completed"
+                and r["target_budget"] == rule["target_budget"]}
+        gaps[label] = {s: loss[(deep, s)] - loss[(shallow, s)] for L, s in loss if L == shallow and (deep, s) in loss}
+    primary = str(rule["primary_rank"])
+    seeds = sorted(set(gaps[primary]) & set(gaps["full"]))
+    low, high = expected_interval([gaps[primary][s] - gaps["full"][s] for s in seeds])
+    return ("supported" if high < 0 else "against" if low > 0 else "undecided"), seeds, (low, high)
+
+
+@pytest.mark.parametrize("verdict", list(CASES))
+def test_the_recomputation_reads_synthetic_files_as_the_chapter_does(tmp_path, readings, verdict):
+    files = {}
+    for label, recs in case(verdict).items():
+        files[label] = tmp_path / f"{label}.jsonl"
+        files[label].write_text("".join(json.dumps(r) + "\n" for r in recs))
+    got, seeds, (low, high) = recompute(RULE, files)
+    iv = readings[verdict]["all"]["differences"]["8"]["interval"]
+    assert got == verdict and seeds == list(range(6)) and (low, high) == pytest.approx((iv["low"], iv["high"]))
+
+
+def test_the_published_sweeps_give_the_verdict_recomputed_from_their_files():
+    """Once the three sweeps are published: the claims row's agreement and the glued verdict are the
+    rule's, recomputed from the stored files and the rule file alone (:func:`recompute`),
+    independently of the functions the chapter calls."""
+    rule = json.loads((ROOT / "dwlib" / "data" / "rules" / "vocab-trained.json").read_text())
+    files = {label: ROOT / "dwlib" / "data" / "sweeps" / f"{name}.jsonl" for label, name in rule["sweeps"].items()}
+    if not all(f.exists() for f in files.values()):
+        assert not vb.trained_published()
+        pytest.skip("the trained vocabulary sweeps are not published yet")
+    verdict, seeds, (low, high) = recompute(rule, files)
+    assert len(seeds) == 6 and rule["verdicts"][verdict]
+    n = vb.trained_numbers()
+    assert n["vt_verdict"] == verdict and n["vt_seeds"] == len(seeds)
+    assert n["vt_half"] == f"{(high - low) / 2:.3f}"
+    assert vb.trained_claim()["agreement"] == {"supported": "agrees", "against": "differs",
+                                               "undecided": "not reproduced"}[verdict]

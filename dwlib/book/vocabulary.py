@@ -276,8 +276,8 @@ def trained_verdict_sentence(verdict: str, rule: dict, half: float) -> str:
     if verdict == vt.AGAINST:
         return (f"The prediction is contradicted: {said}. At rank {primary} the deeper network of the pair "
                 "gains less against the shallower and wider one than at full rank.")
-    return (f"The comparison leaves the prediction undecided: {said}. This design resolves no effect of the embedding rank on "
-            f"the pair's gap larger than {half:.3f} nats, not that there is none.")
+    return (f"The comparison leaves the prediction undecided: {said}. This design resolves no effect of the "
+            f"embedding rank on the pair's gap larger than {half:.3f} nats, not that there is none.")
 
 
 def trained_numbers(reading: dict | None = None) -> dict:
