@@ -7,7 +7,8 @@ Files in ``out_dir``:
   per evaluation (``step``, ``eval_loss``); the only copy of it. Strict JSON: a non-finite value
   is written as ``null`` with a flag, ``{"step": 7, "loss": null, "nonfinite": "nan", ...}``;
 - ``checkpoints/``: orbax checkpoints of parameters, optimiser state and step, with what the run
-  was computed from (seed, corpus fingerprint, devices);
+  was computed from (seed, corpus fingerprint, devices); each holds ``dwlib_files.json``, the
+  SHA-256 of every file orbax wrote for it, checked before orbax reads it;
 - ``result.json``: the run's summary, written when it ends (no curve: that is in metrics.jsonl);
 - ``.lock``: held by the process training the run (:func:`dwlib.store.exclusive`).
 
@@ -39,18 +40,15 @@ and are read as before, unchecked for edits.
 from __future__ import annotations
 
 import contextlib
-import gc
+import errno
 import hashlib
-import io
 import json
 import logging
 import math
 import os
 import shutil
-import signal
 import stat
 import sys
-import threading
 from pathlib import Path
 
 import jax
@@ -263,18 +261,6 @@ def _records(path: Path) -> list:
 # The run directory
 
 
-def _test_kill(point: str, step: int | None = None) -> None:
-    """Test-only: ``DWLIB_TEST_KILL=<point>:<step>`` SIGKILLs this process there ("during-checkpoint"
-    kills it a few milliseconds into the checkpoint's writing)."""
-    wanted = os.environ.get("DWLIB_TEST_KILL")
-    if wanted and wanted == f"{point}:{step}":
-        if point == "during-checkpoint":
-            delay = float(os.environ.get("DWLIB_TEST_KILL_DELAY", "0.005"))
-            threading.Timer(delay, os.kill, (os.getpid(), signal.SIGKILL)).start()
-        else:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-
 def check_run_dir(path: Path) -> None:
     """StateError unless ``path`` is absent, a dwlib run (has ``config.json``) or holds nothing
     but what dwlib writes before ``config.json``: the ``.lock``, a write probe, the temporary file
@@ -290,39 +276,60 @@ def check_run_dir(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _quiet_on_failure():
-    """Hold back what orbax and TensorStore print while a checkpoint is written (their threads log
-    a traceback per failed write: hundreds of lines on a full disk); pass it on when the block
-    succeeds, drop it when the block raises (the exception says what went wrong, in one line)."""
-    loggers = [logging.getLogger(name) for name in ("absl", "asyncio")]
-    held, real = io.StringIO(), sys.stderr
-    was = [lg.disabled for lg in loggers]
-    if sys.unraisablehook is not _drop_closed_loop:  # TensorStore's late callbacks after a failure
-        _drop_closed_loop.passed_on = sys.unraisablehook
-        sys.unraisablehook = _drop_closed_loop
-    sys.stderr = held
-    for lg in loggers:
-        lg.disabled = True
+def _orbax_quiet():
+    """Hold orbax's log records (the ``absl`` logger) for the duration of one orbax call: on a
+    failed write its threads log a traceback per array (hundreds of lines on a full disk), and on
+    resume it logs a torn metadata file it then reads anyway; the run's own one-line error or note
+    says what matters. Only that logger's ``disabled`` flag is touched, and it is put back."""
+    logger = logging.getLogger("absl")
+    was, logger.disabled = logger.disabled, True
     try:
         yield
-    except BaseException:
-        gc.collect()  # futures that failed unobserved are reported (and dropped) now
-        was[1] = True  # and asyncio's report of those still referenced comes at exit: keep it off
-        raise
-    else:
-        real.write(held.getvalue())
     finally:
-        sys.stderr = real
-        for lg, w in zip(loggers, was):
-            lg.disabled = w
+        logger.disabled = was
 
 
-def _drop_closed_loop(unraisable) -> None:
-    """After a failed checkpoint read or write, TensorStore's callbacks may still fire into the
-    closed event loop of the failed call: drop those reports ("Event loop is closed"), pass on
-    any other (installed as ``sys.unraisablehook`` by the first checkpoint read or write)."""
-    if not (isinstance(unraisable.exc_value, RuntimeError) and str(unraisable.exc_value) == "Event loop is closed"):
-        _drop_closed_loop.passed_on(unraisable)
+# A committed checkpoint's own file: the SHA-256 of each file orbax wrote for it, written by the lead
+# process right after orbax commits the checkpoint. A checkpoint is checked against it before orbax
+# reads it: orbax fails on the first damaged array while TensorStore's reads of the others still
+# complete into the event loop orbax has closed, each reported as an unraisable exception (a
+# traceback on stderr). A checkpoint without it (written before it existed, or a process killed
+# between orbax's commit and this file) is handed to orbax unchecked.
+FILE_DIGESTS = "dwlib_files.json"
+
+
+def _file_digests(step_dir: Path) -> dict[str, str]:
+    """``{path relative to step_dir: SHA-256}`` of every regular file under ``step_dir`` but
+    :data:`FILE_DIGESTS` itself and orbax's ``_CHECKPOINT_METADATA`` (its own bookkeeping, which
+    it reads even torn: such a checkpoint is used as before)."""
+    out = {}
+    for root, _, files in os.walk(step_dir):
+        for name in files:
+            path = Path(root) / name
+            rel = path.relative_to(step_dir).as_posix()
+            if rel not in (FILE_DIGESTS, _STEP_METADATA):
+                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return dict(sorted(out.items()))
+
+
+def _files_problem(step_dir: Path) -> str | None:
+    """Why the files of a checkpoint are not those written when it was committed (one named), or
+    None (also when it has no :data:`FILE_DIGESTS`: unchecked)."""
+    if not (step_dir / FILE_DIGESTS).exists():
+        return None
+    try:
+        want = json.loads((step_dir / FILE_DIGESTS).read_text(encoding="utf-8"))
+        got = _file_digests(step_dir)
+    except (OSError, ValueError) as err:
+        return f"{type(err).__name__}: {_first_line(err)[:120]}"
+    if not isinstance(want, dict):
+        return f"{FILE_DIGESTS} is not a JSON object"
+    for rel in sorted(set(want) | set(got)):
+        if rel not in got:
+            return f"{rel} is missing"
+        if want.get(rel) != got[rel]:
+            return f"{rel} is not the file written" if rel in want else f"{rel} was not written with it"
+    return None
 
 
 # Written into a checkpoint before orbax renames it into place: a step directory without it is one
@@ -333,7 +340,9 @@ _STEP_METADATA = "_CHECKPOINT_METADATA"
 def _finish_deleting(folder: Path) -> None:
     """Remove the step directories of ``folder`` that orbax was deleting (an old checkpoint past
     ``max_to_keep``) when the process was stopped: orbax would list them as checkpoints and warn
-    that their metadata is missing. A committed checkpoint is never touched. Whatever else stands
+    that their metadata is missing. A committed checkpoint is left alone unless something in it is
+    neither a file nor a folder (orbax would block on a FIFO as it lists the checkpoints): that
+    one is removed, and the run goes on from an older one. Whatever else stands
     where a checkpoint goes (``<step>`` or orbax's ``<step>.orbax-checkpoint-tmp...``: a file, a
     FIFO that orbax would wait on for good, a symbolic link, removed as a link) is removed too."""
     if not folder.is_dir():
@@ -347,6 +356,10 @@ def _finish_deleting(folder: Path) -> None:
                   "folder (a file, FIFO or symbolic link)", file=sys.stderr, flush=True)
         elif step.name.isdigit() and not (step / _STEP_METADATA).exists():
             shutil.rmtree(step, ignore_errors=True)
+        elif (odd := _not_plain(step)) is not None:  # orbax would wait on a FIFO for good as it lists the steps
+            shutil.rmtree(step, ignore_errors=True)
+            print(f"dwlib: run {folder.parent}: removed {folder.name}/{step.name}, which held {odd}, not a file or "
+                  "folder", file=sys.stderr, flush=True)
 
 
 def _not_plain(folder: Path) -> str | None:
@@ -371,8 +384,9 @@ class RunDir:
         if lead:
             write_text(path / "config.json", json.dumps(config, indent=2, allow_nan=False) + "\n")
             _finish_deleting(path / "checkpoints")
-        self.manager = ocp.CheckpointManager(path / "checkpoints", options=ocp.CheckpointManagerOptions(
-            max_to_keep=2, enable_async_checkpointing=False, cleanup_tmp_directories=lead))
+        with _orbax_quiet():  # it reads the existing checkpoints' metadata
+            self.manager = ocp.CheckpointManager(path / "checkpoints", options=ocp.CheckpointManagerOptions(
+                max_to_keep=2, enable_async_checkpointing=False, cleanup_tmp_directories=lead))
         self.metrics = None
 
     def restore(self, state: dict) -> tuple[dict, int, list[float], list[dict]]:
@@ -382,7 +396,9 @@ class RunDir:
         records = [parse_metric(line) for line in lines]
         steps, interval = self.config["steps"], self.config["eval_interval"]
         notes, start = [], 0
-        for step in sorted(self.manager.all_steps(), reverse=True):
+        with _orbax_quiet():
+            candidates = sorted(self.manager.all_steps(), reverse=True)
+        for step in candidates:
             if (gap := metrics_gap(records, step, steps, interval)) is not None:
                 why = "is missing" if not (self.path / "metrics.jsonl").exists() else gap
                 notes.append(f"metrics.jsonl {why}, so the checkpoint at step {step} cannot be used")
@@ -408,9 +424,12 @@ class RunDir:
         if (odd := _not_plain(self.path / "checkpoints" / str(step))) is not None:  # orbax would wait on a FIFO
             notes.append(f"the checkpoint at step {step} cannot be read ({odd} is not a file or folder)")
             return None
+        if (damaged := _files_problem(self.path / "checkpoints" / str(step))) is not None:
+            notes.append(f"the checkpoint at step {step} cannot be read ({damaged})")
+            return None
         abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, state)
         try:
-            with _quiet_on_failure():
+            with _orbax_quiet():
                 restored = self.manager.restore(step, args=ocp.args.Composite(
                     state=ocp.args.StandardRestore(abstract), meta=ocp.args.JsonRestore()))
             stored = dict(restored["meta"]["data"])
@@ -444,12 +463,11 @@ class RunDir:
                 where.unlink(missing_ok=True)
             else:
                 shutil.rmtree(where, ignore_errors=True)
-        self.manager.reload()
+        with _orbax_quiet():
+            self.manager.reload()
 
     def log(self, rec: dict) -> None:
         if self.metrics is not None:
-            if "loss" in rec:
-                _test_kill("loss", rec["step"])
             self.metrics.write(metric_line(rec) + "\n")
 
     def sync(self) -> None:
@@ -464,10 +482,9 @@ class RunDir:
         if step in (self.manager.all_steps() or []):
             return
         self.sync()
-        _test_kill("before-checkpoint", step)
-        _test_kill("during-checkpoint", step)
+        self._check_space(step, state)
         try:
-            with _quiet_on_failure():
+            with _orbax_quiet():
                 self.manager.save(step, args=ocp.args.Composite(
                     state=ocp.args.StandardSave(state),
                     meta=ocp.args.JsonSave({"step": step, "data": {**self.data, "next_step": step},
@@ -478,8 +495,24 @@ class RunDir:
                     shutil.rmtree(tmp, ignore_errors=True)
             if isinstance(err, OSError) or "No space left" not in str(err):
                 raise
-            raise OSError(28, f"no space left on device for the checkpoint at step {step} in {self.path}") from None
-        _test_kill("after-checkpoint", step)
+            raise OSError(errno.ENOSPC, f"no space left on device for the checkpoint at step {step} in {self.path}") from None
+        if self.lead:
+            step_dir = self.path / "checkpoints" / str(step)
+            write_text(step_dir / FILE_DIGESTS, json.dumps(_file_digests(step_dir), indent=1) + "\n")
+
+    def _check_space(self, step: int, state: dict) -> None:
+        """OSError (ENOSPC, one line) when the disk has less room than the checkpoint's arrays
+        take (orbax writes them uncompressed, with metadata on top), before orbax is handed the
+        checkpoint: orbax's threads would each fail on their own and leave their reports to the
+        logs (hundreds of lines) and to the event loop it closes. A disk that fills while orbax
+        writes still ends in the one-line error of :meth:`save`."""
+        if not self.lead:
+            return
+        need = sum(leaf.nbytes for leaf in jax.tree.leaves(state))
+        free = shutil.disk_usage(self.path).free
+        if free < need:
+            raise OSError(errno.ENOSPC, f"no space left on device for the checkpoint at step {step} in {self.path} "
+                                        f"(its arrays take {need:,} bytes, {free:,} are free)")
 
     def _digest(self) -> dict:
         """``{"metrics_sha256": ...}`` of the metrics written so far (by the lead process: the one
@@ -497,7 +530,6 @@ class RunDir:
             self.metrics.close()
             self.metrics = None
         if result is not None and self.lead:
-            _test_kill("before-result", result["steps_done"])
             write_text(self.path / "result.json", json.dumps(result, indent=2, allow_nan=False) + "\n")
         self.manager.close()
 

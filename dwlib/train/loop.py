@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 import math
 import shutil
 import sys
@@ -88,9 +87,8 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
         steps = make_steps(cfg.model, cfg.optim, cfg.steps, make_mesh(devices))
         data = {"seed": cfg.seed, "corpus": corpus.meta["fingerprint"],
                 "devices": f"{jax.default_backend()}:{len(devices)}"}
-        with _absl_silenced():
-            run_dir = RunDir(out, cfg.to_dict(), lead, data) if out is not None else None
-            state, prog = _start(cfg, steps, run_dir)
+        run_dir = RunDir(out, cfg.to_dict(), lead, data) if out is not None else None
+        state, prog = _start(cfg, steps, run_dir)
         t0 = time.perf_counter()
         state = _loop(cfg, steps, corpus, state, prog, run_dir, progress and lead, stop_after)
         if stop_after is not None and prog.step < cfg.steps and prog.status == "completed":
@@ -126,19 +124,6 @@ def _claimed(out: Path | None, lead: bool):
             if created and not (out / "config.json").exists():
                 shutil.rmtree(out, ignore_errors=True)
             raise
-
-
-@contextlib.contextmanager
-def _absl_silenced():
-    """orbax logs through absl while it opens a run's checkpoints on resume ("WARNING:absl:Metadata
-    file does not exist", "ERROR:absl:Failed to json parse" with the file's content: several lines
-    for a torn file it then reads anyway); the run's own one-line notes say what matters."""
-    logger = logging.getLogger("absl")
-    was, logger.disabled = logger.disabled, True
-    try:
-        yield
-    finally:
-        logger.disabled = was
 
 
 def _finished(out: Path, cfg: TrainConfig) -> dict | None:
