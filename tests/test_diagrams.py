@@ -22,11 +22,15 @@ def _spec_text(chart) -> str:
 
 def test_diagram_builds_with_the_papers_symbols():
     spec = _spec_text(diagrams.architecture_diagram())
-    for label in ("W^{Q,l,h}", "W^{K,l,h}", "W^{V,l,h}", "W^{O,l,h}", "x^{l,i}", "x^{l,j}",
-                  "W^{FF,1}", "W^{FF,2}", "softmax SM_j", "LayerNorm", "ReLU", "residual",
-                  "input embedding", "y^{i,L,d_x,H,\u0398}", "layer l = 1, ..., L", "heads h = 1, ..., H",
-                  "eq. (3)", "eq. (4)"):
+    for label in ("W_Q x_i", "W_K x_j", "W_V x_j", "W_O value", "x_i and x_j",
+                  "W_FF1", "W_FF2", "softmax SM_j", "LayerNorm", "ReLU", "residual",
+                  "input embedding", "layer l = 1, ..., L", "heads h = 1, ..., H",
+                  "layer l, head h", "eq. (3)", "eq. (4)"):
         assert label in spec, label
+    # plain text for readers: no TeX superscripts or braces in any label
+    labels = [line for b in diagrams.architecture_boxes() for line in b["lines"]] + list(diagrams.SUBTITLE)
+    for line in labels:
+        assert "^" not in line and "{" not in line, line
     kinds = {b["kind"] for b in diagrams.architecture_boxes()}
     assert kinds == {"kept", "removed", "set aside", "frame"}
 
@@ -39,7 +43,7 @@ def test_diagram_sorts_the_parts_as_the_paper_does():
         for line in b["lines"]:
             where[line] = b["kind"]
     kind_of = lambda word: {k for line, k in where.items() if word in line}  # noqa: E731
-    for word in ("W^{Q,l,h}", "W^{K,l,h}", "W^{V,l,h}", "score \u00d7 W^{O,l,h}", "\u03a3 over"):
+    for word in ("W_Q", "W_K", "W_V", "score \u00d7 W_O", "\u03a3 over"):
         assert kind_of(word) == {"kept"}, word
     for word in ("softmax", "LayerNorm", "ReLU"):
         assert kind_of(word) == {"removed"}, word
@@ -49,6 +53,8 @@ def test_diagram_sorts_the_parts_as_the_paper_does():
 
 def test_diagram_fits_a_phone_and_every_label_its_box():
     assert diagrams.architecture_diagram().to_dict()["width"] <= PHONE_ROOM
+    for line in diagrams.SUBTITLE:  # Vega's subtitle font is 10 px; checked at 11 for room
+        assert diagrams.text_width(line, 11) <= PHONE_ROOM, line
     texts = diagrams.architecture_texts()
     for t in texts:
         w = diagrams.text_width(t["text"], t["size"])
@@ -84,7 +90,7 @@ def test_every_arrow_runs_from_one_box_to_the_next():
 
 
 def test_text_width_grows_with_the_text():
-    assert diagrams.text_width("W^{Q,l,h}") > diagrams.text_width("key") > 0
+    assert diagrams.text_width("W_Q x_i") > diagrams.text_width("key") > 0
     assert diagrams.text_width("ab", 20) == pytest.approx(2 * diagrams.text_width("ab", 10))
 
 

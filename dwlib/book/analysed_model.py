@@ -79,7 +79,8 @@ def counting(depths=(1, 2, 3, 4), positions=(2, 3)):
             rows.append(row)
     counts = pd.DataFrame(rows).astype({"terms written out": "Int64", "factors per term": "Int64"}).set_index(
         ["depth L", "positions N"])
-    numbers = {"count_ok": "yes" if (counts["C read back: log_N(output)"] == counts["(3^L - 1)/2"]).all() else "no",
+    same = (counts["C read back: log_N(output)"] == counts["(3^L - 1)/2"]).all()
+    numbers = {"count_ok": "equals" if same else "does not equal",
                "count_big": int(counts.loc[(4, 2), "network output = number of terms"]),
                "count_c4": analysed.summed_indices(4)}
     return counts, numbers

@@ -2,8 +2,9 @@
 depth ablation that the paper's Figure 1 reprints.
 
 - :func:`architecture_diagram`: one layer of a Transformer encoder (eqs. (1)-(2) of the paper)
-  with the parts the analysed network (eq. (3)) keeps, removes and sets aside, in the paper's
-  symbols.
+  with the parts the analysed network (eq. (3)) keeps, removes and sets aside, in plain-text
+  symbols a reader can read without TeX: W_Q, W_K, W_V, W_O for the paper's W^{Q,l,h}, W^{K,l,h},
+  W^{V,l,h}, W^{O,l,h} (the layer and head are said once, in the subtitle), x_i for x^{l,i}.
 - :func:`depth_ablation_schematic`: the claim of the paper's Figure 1 (Kaplan et al.'s loss
   against non-embedding size, one curve per depth, as Levine et al. read it), drawn as a
   schematic: its curves are shapes, not data, and its axes carry no numbers.
@@ -41,6 +42,8 @@ KIND_NOTES = {
     "removed": "removed: in eqs. (1)-(2), not in eq. (3)",
     "set aside": "set aside: appendix or footnote",
 }
+#: said once for every matrix in the boxes: each belongs to one layer and one head
+SUBTITLE = ("W_Q, W_K, W_V, W_O: query, key, value and", "output matrices of layer l, head h; x_i: the", "layer's input at position i")
 _PAD = 4  # px between a box's edge and its text
 
 # Approximate advance widths (in em) of the book's chart font (Arimo, metric-compatible with
@@ -78,20 +81,20 @@ def architecture_boxes() -> list[dict]:
         _box(0, W, 0, 30, "set aside", "input embedding and positions",
              "set aside: no effect on the bounds"),
         _box(0, W, 40, 420, "frame", "layer l = 1, ..., L"),
-        _box(20, W - 20, 58, 80, "kept", "inputs x^{l,i} and x^{l,j}, j = 1, ..., N"),
+        _box(20, W - 20, 58, 80, "kept", "inputs x_i and x_j, j = 1, ..., N"),
         _box(6, W - 6, 90, 276, "frame", "heads h = 1, ..., H"),
-        _box(q[0], q[1], 104, 146, "kept", "query", "W^{Q,l,h}", "x^{l,i}"),
-        _box(k[0], k[1], 104, 146, "kept", "key", "W^{K,l,h}", "x^{l,j}"),
-        _box(v[0], v[1], 104, 146, "kept", "value", "W^{V,l,h}", "x^{l,j}"),
+        _box(q[0], q[1], 104, 146, "kept", "query", "W_Q x_i"),
+        _box(k[0], k[1], 104, 146, "kept", "key", "W_K x_j"),
+        _box(v[0], v[1], 104, 146, "kept", "value", "W_V x_j"),
         _box(q[0], k[1], 158, 180, "kept", "score = query \u00b7 key"),
         _box(q[0], k[1], 192, 220, "removed", "softmax SM_j, scale 1/\u221ad_a", "removed"),
-        _box(q[0], v[1], 232, 254, "kept", "score \u00d7 W^{O,l,h} value"),
-        _box(14, W - 14, 286, 308, "kept", "\u03a3 over positions j and heads h: y^{l,i}"),
-        _box(14, W - 14, 320, 348, "set aside", "residual: + x^{l,i}", "set aside: in the appendix"),
-        _box(14, W - 14, 360, 410, "removed", "LayerNorm, feed-forward W^{FF,1},",
-             "ReLU, W^{FF,2}, LayerNorm",
-             "removed (linear maps fold into W^{O,l,h})"),
-        _box(20, W - 20, 432, 456, "kept", "output y^{i,L,d_x,H,\u0398}, eq. (4)"),
+        _box(q[0], v[1], 232, 254, "kept", "score \u00d7 W_O value"),
+        _box(14, W - 14, 286, 308, "kept", "\u03a3 over positions j and heads h: y_i"),
+        _box(14, W - 14, 320, 348, "set aside", "residual: + x_i", "set aside: in the appendix"),
+        _box(14, W - 14, 360, 410, "removed", "LayerNorm, feed-forward W_FF1,",
+             "ReLU, W_FF2, LayerNorm",
+             "removed (linear maps fold into W_O)"),
+        _box(20, W - 20, 432, 456, "kept", "output of layer L at i, eq. (4)"),
     ]
 
 
@@ -185,7 +188,8 @@ def architecture_diagram():
                             legend=None)))
     return alt.layer(*layers).properties(
         width=DIAGRAM_WIDTH, height=height,
-        title=alt.Title(["A Transformer layer, and what", "the analysed network keeps"], anchor="start"),
+        title=alt.Title(["A Transformer layer, and what", "the analysed network keeps"], anchor="start",
+                        subtitle=list(SUBTITLE)),
     ).configure_view(stroke=None)
 
 
