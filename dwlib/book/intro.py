@@ -11,6 +11,34 @@ from dwlib.core.bounds import corollary2, corollary2_smallest_constant, depth_th
 from dwlib.experiments.catalogue import load_models
 from dwlib.experiments.presets import get_preset
 
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def number_words(n: int) -> str:
+    """A count as a reader reads it: in words up to ten ('six'), in figures above ('15')."""
+    return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else f"{n:,}"
+
+
+def how_many(k: int, n: int, noun: str, singular: str = "", plural: str = "", these: bool = True) -> str:
+    """``k`` of ``n`` things in English, with the verb agreeing: 'none of these six models has',
+    'one of these six models has', 'two of these six models have', 'all six models have' (or
+    'both models have'). ``noun`` is plural; ``singular``/``plural`` are the verb phrase's two
+    forms (optional); ``these=False`` says 'the' instead of 'these'."""
+    if not (0 <= k <= n and n > 0):
+        raise ValueError(f"how_many needs 0 <= k <= n and n > 0, got k = {k}, n = {n}")
+    the = "these" if these else "the"
+    verb = singular if k in (0, 1) else plural
+    if k == n:
+        verb = plural if n > 1 else singular
+        head = "both" if n == 2 else (f"all {number_words(n)}" if n > 1 else "the one")
+        phrase = f"{head} {noun}" if n > 1 else f"{head} {noun.rstrip('s')}"
+    elif k == 0:
+        phrase = f"none of {the} {number_words(n)} {noun}"
+    else:
+        phrase = f"{number_words(k)} of {the} {number_words(n)} {noun}"
+    return f"{phrase} {verb}".strip()
+
+
 SHOWN = ("BERT-base", "BERT-large", "GPT-2 XL (1.5B)", "LLaMA-65B", "OPT-175B", "PaLM-540B")
 
 
@@ -50,6 +78,8 @@ def numbers() -> dict:
         "depth_big": int(big["depth"]),
         "n_depth_efficient": int((models["regime of its depth"] == "depth-efficient").sum()),
         "n_models": len(models),
+        "depth_efficient_models": how_many(int((models["regime of its depth"] == "depth-efficient").sum()),
+                                           len(models), "models", "has its", "have their"),
         "layers_below_bert_large": math.floor(bert["threshold log3(d_x)"]),
         "lth_million": float(depth_threshold(1e6)),
         **_corollary2_numbers(int(bert["width"]), int(bert["depth"]), BERT_LARGE_HEADS),
