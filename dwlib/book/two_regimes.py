@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from dwlib.book.intro import how_many
 from dwlib.book.references import sources
 from dwlib.core import bounds
 from dwlib.experiments.catalogue import gpt3_table, load_models
@@ -80,6 +81,8 @@ def numbers() -> dict:
         **cliff_numbers(),
         "tr_n_models": len(placed),
         "tr_n_above": int((placed["regime"] == "depth-inefficient").sum()),
+        "tr_above_models": how_many(int((placed["regime"] == "depth-inefficient").sum()), len(placed),
+                                    "models", "has its", "have their", these=False),
         "tr_max_th": float(placed["threshold log3 d_x"].max()),
     }
 

@@ -30,6 +30,15 @@ from dwlib.viz.widgets import explorer, int_slider, log_slider
 # ---------------------------------------------------------------------------------------------
 # The regime map
 
+def width_ticks(lo: float, hi: float) -> list[int]:
+    """Tick values for a logarithmic width axis from ``lo`` to ``hi``: the powers of ten inside
+    it, and the 3 x 10^k between them when it spans fewer than three decades, so that labels
+    such as '2,000' and '3,000' never stand side by side on a phone."""
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    steps = (1,) if math.log10(hi / lo) >= 3 else (1, 3)
+    return [m * 10 ** k for k in decades for m in steps if lo <= m * 10 ** k <= hi]
+
+
 def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     """The two regimes over (width, depth): the curve L = log3(d_x) of section 4 splits the
     plane into Theorem 1's depth-efficient region (below) and Theorem 2's region (above).
@@ -42,7 +51,8 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     widths = np.geomspace(lo, hi, 120)
     curve = pd.DataFrame({"width": widths, "threshold": depth_threshold(widths),
                           "floor": depth_range[0], "ceiling": depth_range[1]})
-    x = alt.X("width:Q", scale=alt.Scale(type="log", domain=list(width_range)), title="width d_x")
+    x = alt.X("width:Q", scale=alt.Scale(type="log", domain=list(width_range)), title="width d_x",
+              axis=alt.Axis(values=width_ticks(lo, hi), format=",", labelOverlap="greedy"))
     yscale = alt.Scale(type="log", domain=list(depth_range))
     base = alt.Chart(curve).encode(x=x)
     below = base.mark_area(opacity=0.18, color="#1f77b4").encode(
@@ -58,7 +68,7 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     width_px, height_px = 560, 340
     region_font, upper_depth = 10, depth_range[1] / 1.1
     upper = "L > log3 d_x:\ndepth and\nwidth alike\n(Theorem 2)"
-    labels = pd.DataFrame({"width": [lo * 1.3, lo * 1.3], "depth": [1.3, upper_depth],
+    labels = pd.DataFrame({"width": [lo * 1.3, lo * 1.3], "depth": [depth_range[0] * 1.3, upper_depth],
                            "text": ["L < log3 d_x: depth-efficient (Theorem 1)", upper]})
     region_text = alt.Chart(labels).mark_text(align="left", baseline="top", fontSize=region_font, color="#444",
                                               lineBreak="\n", limit=alt.expr("width - 12")).encode(
@@ -102,7 +112,10 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
               .transform_calculate(threshold="log(datum.width) / log(3)")
               .transform_calculate(text="'d_x = ' + format(datum.width, ',.0f') + ': L_th = '"
                                         " + format(datum.threshold, '.2f')"))
-    rule = marker.mark_rule(color="#555", strokeDash=[4, 3]).encode(x=x)
+    # the marker's dashed line runs from the bottom up to its threshold only, below the models'
+    # labels (every published model stands above the threshold)
+    rule = marker.transform_calculate(floor=repr(float(depth_range[0]))).mark_rule(
+        color="#555", strokeDash=[4, 3]).encode(x=x, y=alt.Y("floor:Q", scale=yscale), y2="threshold:Q")
     dot = marker.mark_point(size=120, color="#ff7f0e", filled=True).encode(
         x=x, y=alt.Y("threshold:Q", scale=yscale))
     # The note stays inside the plot: right of the marker in the left half, left of it in the
@@ -192,6 +205,10 @@ def vega_corollary1_expression(target: str, shallow: str = "shallow_depth", H: s
     return f"({s} * log(3) / log(10) + log(1 - {H} * pow(3, -{s})) / log(10))"
 
 
+#: the bounds explorer's plot height and the bottom of its five lines of text (pixels)
+HEIGHT, TEXT_BOTTOM = 400, 92
+
+
 def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, shallow_depth: int = 2,
                           max_depth: float = 40.0, step: float = 0.05):
     """The bounds explorer for the static book: sliders for log2(width), heads, depth and
@@ -217,7 +234,9 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
             .transform_calculate(th=_log3(w))
             .transform_calculate(**{k: v for k, v in e.items()}))
     x = alt.X("L:Q", title="depth L (layers)", scale=alt.Scale(domain=[1, max_depth]))
-    y = alt.Scale(type="log", domain=[0.1, 1e8], clamp=True)
+    # headroom above the bounds (they stay below 1e8 over the sliders' ranges): the text panel
+    # at the top sits over empty plot, and the rules start below it (TEXT_BOTTOM)
+    y = alt.Scale(type="log", domain=[0.1, 1e11], clamp=True)
     t1 = (base.transform_filter(f"datum.L < datum.th && heads < {w}")
           .transform_filter("datum.t1_lower > 0"))
     t2 = (base.transform_filter(f"datum.L > datum.th && heads < {w}")
@@ -237,14 +256,15 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
     eL = vega_bound_expressions(L="depth", w=w, H="heads")
     one = one.transform_calculate(
         ok=f"heads < {w}",
-        regime="datum.L < datum.th ? 'depth-efficient (Theorem 1, eq. 7)' : "
-               "(datum.L > datum.th ? 'depth and width alike (Theorem 2, eq. 8)' : 'on the threshold')",
+        regime="datum.L < datum.th ? 'depth-efficient (Theorem 1)' : "
+               "(datum.L > datum.th ? 'depth and width alike (Theorem 2)' : 'on the threshold')",
         lower=f"depth < datum.th ? {eL['t1_lower']} : {eL['t2_lower']}",
         upper=f"depth < datum.th ? {eL['t1_upper']} : {eL['t2_upper']}",
         cor1=vega_corollary1_expression(eL["t1_lower"]),
     ).transform_calculate(  # short lines: the panel stays inside a plot narrowed to a phone
-        line1="!datum.ok ? 'heads must be below the width' : 'd_x = ' + format(datum.w, ',.0f')"
-              " + ', H = ' + heads + ': L_th = log3 d_x = ' + format(datum.th, '.2f')",
+        line0="!datum.ok ? 'heads must be below the width' : 'd_x = ' + format(datum.w, ',.0f')"
+              " + ', H = ' + heads",
+        line1="!datum.ok ? '' : 'threshold log3 d_x = ' + format(datum.th, '.2f')",
         line2="!datum.ok ? '' : 'L = ' + depth + ': ' + datum.regime",
         # 4 significant digits written in full (70,800, not 7.08e+4), as dwlib.fmt.value does
         line3="!datum.ok ? '' : format(datum.lower, ',.4~r') + ' <= log3 sep <= ' + format(datum.upper, ',.4~r')",
@@ -253,18 +273,23 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
               "(datum.lower <= 0 ? 'Corollary 1: deep lower bound not positive' : "
               "'Corollary 1: depth ' + shallow_depth + ' needs width ~ 10^' + format(datum.cor1, '.2f'))))",
     )
-    rule = one.mark_rule(strokeDash=[4, 3], color="black").encode(x=alt.X("th:Q", scale=alt.Scale(domain=[1, max_depth])))
-    deep_rule = one.mark_rule(color="#ff7f0e", size=2).encode(x=alt.X("L:Q", scale=alt.Scale(domain=[1, max_depth])))
+    # the rules run from under the text panel to the bottom: no line crosses the text
+    span = {"y": alt.value(TEXT_BOTTOM), "y2": alt.value(HEIGHT)}
+    rule = one.mark_rule(strokeDash=[4, 3], color="black").encode(
+        x=alt.X("th:Q", scale=alt.Scale(domain=[1, max_depth])), **span)
+    deep_rule = one.mark_rule(color="#ff7f0e", size=2).encode(
+        x=alt.X("L:Q", scale=alt.Scale(domain=[1, max_depth])), **span)
     shallow_rule = one.mark_rule(color="#2ca02c", size=2, strokeDash=[2, 2]).encode(
-        x=alt.X("Ls:Q", scale=alt.Scale(domain=[1, max_depth])))
+        x=alt.X("Ls:Q", scale=alt.Scale(domain=[1, max_depth])), **span)
     texts = [one.mark_text(align="left", baseline="top", fontSize=fs, color=c, fontWeight=fw,
                            limit=alt.expr("width - 16"))
              .encode(x=alt.value(8), y=alt.value(6 + 16 * i), text=f"{name}:N")
-             for i, (name, c, fw, fs) in enumerate([("line1", "black", "bold", 12), ("line2", "#ff7f0e", "normal", 11),
+             for i, (name, c, fw, fs) in enumerate([("line0", "black", "bold", 12), ("line1", "black", "bold", 12),
+                                                    ("line2", "#ff7f0e", "normal", 11),
                                                     ("line3", "#ff7f0e", "normal", 11),
                                                     ("line4", "#2ca02c", "normal", 11)])]
     return (alt.layer(band1, band2, lo1, up1, lo2, up2, rule, deep_rule, shallow_rule, *texts)
-            .add_params(*params).properties(width=560, height=360))
+            .add_params(*params).properties(width=560, height=HEIGHT))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,8 +312,8 @@ def threshold_explorer(width: int = 1024, depth: int = 6) -> ipywidgets.VBox:
                 f"{C:,} position indices (eq. 4).</p>")
 
     return explorer(render, static=threshold_panel_chart(width, depth),
-                    width=log_slider("width d_x", width, 1, 6, 0.05),
-                    depth=int_slider("depth L", depth, 1, 24))
+                    width=log_slider("width", width, 1, 6, 0.05),
+                    depth=int_slider("depth", depth, 1, 24))
 
 
 def threshold_panel_chart(width: int = 1024, depth: int = 6, lines_width: int = 560):
@@ -367,7 +392,7 @@ def bounds_explorer(width: int = 1024, heads: int = 16, depth: int = 6, shallow_
         return bounds_panel(int(round(width)), heads, depth, shallow_depth)
 
     return explorer(render,
-                    width=log_slider("width d_x", width, 1, 6, 0.05),
-                    heads=int_slider("heads H", heads, 1, 128),
-                    depth=int_slider("depth L", depth, 1, 64),
+                    width=log_slider("width", width, 1, 6, 0.05),
+                    heads=int_slider("heads", heads, 1, 128),
+                    depth=int_slider("depth", depth, 1, 64),
                     shallow_depth=int_slider("shallow depth", shallow_depth, 1, 12))
