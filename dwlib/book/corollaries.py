@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from dwlib import fmt
+from dwlib.book.intro import how_many, number_words
 from dwlib.core import bounds
 from dwlib.viz.theory import corollary1_width_chart
 
@@ -18,6 +19,22 @@ CONSTANTS = (0.05, 0.2, 1.0)
 # factor by which it multiplies the printed (3^Ls - 1)/2 log3(d_s + H) at shallow depth Ls.
 SHALLOW_SIDE = {"natural_log_throughout": "ln", "shallow_3^L/2": "3^L/2"}
 SHALLOW_FACTOR = {"log3": lambda Ls: 1.0, "ln": lambda Ls: math.log(3.0), "3^L/2": lambda Ls: 3.0 ** Ls / (3.0 ** Ls - 1)}
+
+
+#: each reading of eq. (7) as the table names it for readers (keys of
+#: dwlib.core.bounds.corollary1_readings, plus the paper's own row)
+READING_NAMES = {
+    "as_written": "eq. (7) as printed",
+    "deep_natural_log": "deep side in natural logs",
+    "natural_log_throughout": "natural logs throughout",
+    "deep_log3_width": "deep side with log3 d_x",
+    "a_without_log3_2": "a without its \u2212log3 2",
+    "deep_3^(L-1)": "deep side with 3^(L\u22121)",
+    "deep_depth_L-1": "deep side one layer short",
+    "shallow_3^L/2": "shallow side with 3^Ls / 2",
+    "bert_width_1024": "deep width 1,024 (BERT-large's)",
+    "paper": "the paper's stated widths",
+}
 
 
 def corollary1_table(width: int = W, heads: int = H, depth: int = L) -> pd.DataFrame:
@@ -71,7 +88,7 @@ def readings_table() -> pd.DataFrame:
             t_text = "; ".join(f"{' / '.join(f'{v:.2f}' for v in implied_targets(side))} ({side} shallow side)"
                                for side in ("log3", "ln"))
         rows.append({
-            "reading": r["reading"],
+            "reading": READING_NAMES[r["reading"]],
             "what changes": r["description"],
             "deep target log3 sep": f"{t:.2f}" if t is not None else t_text,
             # as the paper writes them (one digit, 2 x 10^17) in its row, to two digits in the others
@@ -127,7 +144,9 @@ def _void_row_numbers() -> dict:
     Ls = void[0]
     r = bounds.corollary1_width(W, H, L, Ls)
     narrowest = 3 ** Ls + 1
-    return {"c1_void_depth": Ls, "c1_void_n": len(void), "c1_void_width": r["width"],
+    rows = ("the only row that does" if len(void) == 1
+            else f"the first of {number_words(len(void))} rows that do")
+    return {"c1_void_depth": Ls, "c1_void_n": len(void), "c1_void_rows": rows, "c1_void_width": r["width"],
             "c1_void_log3w": math.log(r["width"], 3), "c1_void_narrowest": narrowest,
             "c1_void_upper": bounds.theorem1_upper(Ls, narrowest, H)}
 
@@ -158,6 +177,9 @@ def numbers() -> dict:
         "c1_n_inside": sum(_inside(r["log3_sep_target"], paper_range(SHALLOW_SIDE.get(k, "log3")))
                            for k, r in readings.items()),
         "c1_n_readings": sum(r["log3_sep_target"] is not None for r in readings.values()),
+        "c1_inside_phrase": how_many(
+            sum(_inside(r["log3_sep_target"], paper_range(SHALLOW_SIDE.get(k, "log3"))) for k, r in readings.items()),
+            sum(r["log3_sep_target"] is not None for r in readings.values()), "readings", "does", "do", these=False),
         "c1_gap": (lo + hi) / 2 - target,
         "c1_orders2": math.log10(bounds.PAPER_COROLLARY1["shallow"][2] / bounds.corollary1_width(W, H, L, 2)["width"]),
         **_base_numbers(),
