@@ -11,6 +11,7 @@ import pandas as pd
 
 from dwlib.core import analysed, bounds, proofs, seprank
 from dwlib.experiments import seprank_sweep
+from dwlib.viz.theory import bound_counts_chart
 
 LOG3 = math.log(3.0)
 DEEP = {"BERT-large": (1024, 16, 24), "GPT-2 XL": (1600, 25, 48), "GPT-3 175B": (12288, 96, 96)}
@@ -103,6 +104,33 @@ def lower_count_table(width: int = COUNT_WIDTH, heads: int = COUNT_HEADS, depths
                      "lower bound (log3)": round(r["lower"], 2), "log3 C(n+k-1, k)": round(r["log3_count"], 2),
                      "count minus bound": round(r["log3_count"] - r["lower"], 2)})
     return pd.DataFrame(rows).set_index("depth L")
+
+
+#: the names of the count chart's series, as its legend shows them
+COUNT_SERIES = ("upper bound (P1): C log3(d_x + H)", "log3 of the monomial count (P4)",
+                "printed lower bound, eq. (7) or (8)")
+
+
+def count_chart_rows(width: int = COUNT_WIDTH, heads: int = COUNT_HEADS, depths=range(2, 15)) -> pd.DataFrame:
+    """The count chart's rows (``depth L``, ``series``, ``log3``): per depth, Theorem 1's upper
+    bound as a count, C log3(d_x + H) (P1, which holds at every depth), log3 of the monomial
+    count C(n + k - 1, k) and the printed lower bound of eq. (7) or (8) where it is positive
+    (``theorem``: 1 or 2, so that the chart does not join the two theorems' bounds; 0 for the
+    counts, which are one expression at every depth)."""
+    rows = []
+    for L in depths:
+        r = proofs.lower_bound_count(width, heads, L)
+        rows.append({"depth L": L, "series": COUNT_SERIES[0],
+                     "log3": (3.0 ** L - 1) / 2 * _log3(width + heads), "theorem": 0})
+        rows.append({"depth L": L, "series": COUNT_SERIES[1], "log3": r["log3_count"], "theorem": 0})
+        if r["lower"] > 0:
+            rows.append({"depth L": L, "series": COUNT_SERIES[2], "log3": r["lower"], "theorem": r["theorem"]})
+    return pd.DataFrame(rows)
+
+
+def count_chart(width: int = COUNT_WIDTH, heads: int = COUNT_HEADS):
+    """:func:`count_chart_rows` drawn by :func:`dwlib.viz.theory.bound_counts_chart`."""
+    return bound_counts_chart(count_chart_rows(width, heads), float(bounds.depth_threshold(width)))
 
 
 def bracket_floor(widths=tuple(2 ** e for e in range(2, 21)), max_depth: int = 20) -> float:

@@ -8,6 +8,18 @@ import numpy as np
 import pandas as pd
 
 from dwlib.core import analysed, seprank
+from dwlib.viz.theory import partition_rank_chart
+
+#: the functions' names in the partition chart, shorter than the table's
+SHORT_NAMES = {"product of per-position factors": "product of factors",
+               "local: neighbours first (convolution-like)": "local (neighbours)",
+               "self-attention, eq. (3), depth 1": "self-attention, L = 1",
+               "self-attention, eq. (3), depth 2": "self-attention, L = 2"}
+
+
+def partition_chart(ranks: pd.DataFrame):
+    """The grid-rank table of :func:`grid_ranks` as a chart (functions by their short names)."""
+    return partition_rank_chart(ranks.rename(index=SHORT_NAMES))
 
 
 def grid_ranks(n_positions: int = 4, width: int = 2, n_points: int = 6, seed: int = 0):

@@ -49,3 +49,52 @@ def threshold_width_chart(rows: list[dict], references: list[dict]):
                      rule).properties(width=320, height=240, title=alt.Title(
                          ["Width at which each depth lies", "wholly below its threshold"],
                          subtitle=["d_x > 3^L, Theorem 1's regime", "dashed lines, top to bottom:", *named]))
+
+
+#: Okabe-Ito colours, one per balanced partition of four positions (and shapes: told apart
+#: without colour too)
+_PARTITION_COLOURS = ["#0072b2", "#e69f00", "#009e73"]
+
+
+def partition_rank_chart(ranks: pd.DataFrame):
+    """Grid-matrix rank per function (rows of ``ranks``) and balanced partition (its columns),
+    as grouped horizontal bars: one bar per partition in each function's row, the rank written
+    at its end. Equal bars in a row: the function treats the partitions alike."""
+    df = ranks.reset_index(names="function").melt(id_vars="function", var_name="partition", value_name="rank")
+    functions, partitions = list(ranks.index), list(ranks.columns)
+    colour = alt.Color("partition:N", sort=partitions, scale=alt.Scale(domain=partitions, range=_PARTITION_COLOURS),
+                       legend=alt.Legend(title="partition A | B", orient="bottom", direction="vertical"))
+    base = alt.Chart(df).encode(
+        y=alt.Y("function:N", sort=functions, title=None, axis=alt.Axis(labelLimit=0, labelPadding=6)),
+        yOffset=alt.YOffset("partition:N", sort=partitions),
+        x=alt.X("rank:Q", title="grid-matrix rank (a lower bound on sep)",
+                scale=alt.Scale(domainMin=0, nice=True)),
+        tooltip=["function:N", "partition:N", "rank:Q"])
+    return alt.layer(
+        base.mark_bar(height={"band": 0.9}).encode(color=colour),
+        base.mark_text(align="left", dx=3, fontSize=10).encode(text="rank:Q"),
+    ).properties(width=150, height=alt.Step(13), title=alt.Title(
+        "Grid rank of each function, per partition", anchor="start",
+        subtitle=["four positions, six vectors each"]))
+
+
+def bound_counts_chart(rows: pd.DataFrame, threshold: float):
+    """What the bounds count, against depth: ``rows`` with ``depth L``, ``series``, ``log3``
+    (log3 of a count or a printed bound) and ``theorem`` (lines are not joined across it), one
+    line per series on a logarithmic axis, and a dashed rule at the depth ``threshold``."""
+    order = list(dict.fromkeys(rows["series"]))
+    colours = ["#d55e00", "#0072b2", "#000000"][:len(order)]
+    dashes = [[6, 3], [], [2, 2]][:len(order)]
+    enc = {"x": alt.X("depth L:Q", title="depth L (layers)", axis=alt.Axis(tickMinStep=1)),
+           "y": alt.Y("log3:Q", scale=alt.Scale(type="log"), title="log3 of the count or bound"),
+           "color": alt.Color("series:N", sort=order, scale=alt.Scale(domain=order, range=colours),
+                              legend=alt.Legend(title=None, orient="bottom", direction="vertical", labelLimit=0)),
+           "strokeDash": alt.StrokeDash("series:N", sort=order, scale=alt.Scale(domain=order, range=dashes),
+                                        legend=alt.Legend(title=None, orient="bottom", direction="vertical",
+                                                          labelLimit=0))}
+    lines = alt.Chart(rows).mark_line(point=True, strokeWidth=2).encode(
+        **enc, detail="theorem:N", tooltip=["series:N", "depth L:Q", alt.Tooltip("log3:Q", format=",.1f")])
+    rule = alt.Chart(pd.DataFrame({"threshold": [threshold]})).mark_rule(color="#555", strokeDash=[4, 3]).encode(
+        x="threshold:Q", tooltip=alt.Tooltip("threshold:Q", format=".2f", title="threshold log3 d_x"))
+    return alt.layer(lines, rule).properties(width=300, height=240, title=alt.Title(
+        "The bounds as counts", anchor="start", subtitle=["dashed grey line: the threshold log3 d_x"]))
