@@ -13,6 +13,7 @@ from dwlib.core.fit import AUTHORS_FIT, Fit, nearby_shapes, optimal_depth, optim
 from dwlib.errors import InputError
 from dwlib.experiments.catalogue import gpt3_table, load_models
 from dwlib.viz import guidelines as vg
+from dwlib.viz.layout import narrow_offsets
 from dwlib.viz import render
 
 # ------------------------------------------------------------------------------------------
@@ -105,6 +106,48 @@ def test_models_chart_draws_every_model_once():
     assert next(p for p in points if p["depth"] == 12)["label"] == "BERT-base +2"
 
 
+def _curve_through_labels(spec: dict, rows: list[dict], width: float) -> list[str]:
+    """The labels the fit's curve passes through when the plot is ``width`` px wide (the curve
+    sampled at its stored points, labels measured as the placement measures them)."""
+    curve = next(d for d in spec["datasets"].values() if "depth_low" in d[0])
+    lo, hi = (math.log10(v) for v in (3e7, 3e12))
+    ytop = next(v["encoding"]["y"]["scale"]["domain"][1] for v in spec["layer"]
+                if v["encoding"].get("y", {}).get("scale", {}).get("domain"))
+    height = spec["height"]
+
+    def px(budget, depth):
+        return (math.log10(budget) - lo) / (hi - lo) * width, (1 - depth / ytop) * height
+    out = []
+    for r in rows:
+        x, y = px(r["budget"], r["depth"])
+        w = 0.56 * 9 * len(r["label"])
+        x0 = x + r["dx"] if r["align"] == "left" else x + r["dx"] - w
+        box = (x0, y + r["dy"] - 5.5, x0 + w, y + r["dy"] + 5.5)
+        if any(box[0] <= cx <= box[2] and box[1] <= cy <= box[3]
+               for cx, cy in (px(c["budget"], c["depth"]) for c in curve)):
+            out.append(r["label"])
+    return out
+
+
+def test_models_chart_labels_keep_off_the_curve_and_far_ones_are_tied_to_their_points():
+    spec = vg.models_chart(load_models() + gpt3_table()).to_dict()
+    rows = _points(spec)
+    for width in vg.LABEL_WIDTHS:
+        assert _curve_through_labels(spec, rows, width) == [], width
+    # a label two lines or more from its point gets a thin line to it
+    rules = [v for v in spec["layer"] if v["mark"]["type"] == "rule"]
+    assert rules and rules[0]["transform"] == [{"filter": "abs(datum.dy) > 11"}]
+    assert any(abs(r["dy"]) > 11 for r in rows)
+    # the check tells: placed without regard to the curve (the general placement), labels are
+    # crossed by it (GPT-2 XL's was, at 600 px)
+    ytop = rules[0]["encoding"]["y"]["scale"]["domain"][1]
+    fx = [(math.log10(r["budget"]) - math.log10(3e7)) / 5 for r in rows]
+    places = narrow_offsets(fx, [(1 - r["depth"] / ytop) * spec["height"] for r in rows],
+                            [r["label"] for r in rows], spec["height"], font_size=9)
+    plain = [dict(r, align=a, dx=dx, dy=dy) for r, (a, dx, dy) in zip(rows, places)]
+    assert any(_curve_through_labels(spec, plain, w) for w in vg.LABEL_WIDTHS)
+
+
 def test_models_chart_colours_follow_the_fit_passed_in():
     assert any(p["name"] == "PaLM-540B" for p in _points(vg.models_chart().to_dict()))
     other = Fit(9.0, 0.01)
@@ -148,6 +191,20 @@ def test_advisor_chart_computes_in_the_page():
     assert "5.039" not in text  # constants from the fit passed in, not the authors'
     with pytest.raises(InputError, match="budget_range"):
         vg.advisor_chart(budget=1e14)
+
+
+@pytest.mark.parametrize("budget", [175e9, 1e12, 3.3e7])
+def test_advisor_chart_starts_at_the_budget_asked_for(budget):
+    """The chart's first answer rounds as the advisor's text does (one rounding for both)."""
+    (param,) = vg.advisor_chart(budget=budget).to_dict()["params"]
+    d = _eval_vega(vg.advisor_expressions(), "log10_budget", param["value"])
+    best = practical_shape(budget)
+    assert f"{d['width']:,.0f}" == f"{best['optimal_width']:,.0f}"
+    assert f"{d['depth']:.1f}" == f"{best['optimal_depth']:.1f}"
+    assert param["bind"]["step"] == 10.0 ** -vg.ADVISOR_DIGITS
+    # a 0.001 step would start at 174.98B, whose optimal width reads 13,458 against the text's 13,459
+    coarse = _eval_vega(vg.advisor_expressions(), "log10_budget", round(math.log10(175e9), 3))
+    assert f"{coarse['width']:,.0f}" != f"{practical_shape(175e9)['optimal_width']:,.0f}"
 
 
 # ------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ from dwlib.core.fit import (AUTHORS_EXPERIMENT_DEPTHS, AUTHORS_FIT, DEFAULT_ABS_
                             DEFAULT_REL_TOL, Fit, optimal_depth, optimal_shape)
 from dwlib.core.fit_uncertainty import rounding_box, slope_for_optimum, threshold_against_fit
 from dwlib.experiments.catalogue import AUTHORS_1T_DEPTH, gpt3_table, load_models, trillion_projection
+from dwlib.experiments.presets import get_preset
 
 #: the stored sweeps whose transitions the chapter fits, each on its own (their corpora,
 #: learning rates and precisions differ); the GPU slice keeps only its size-limited runs.
@@ -89,9 +91,36 @@ def models_frame(models: list[dict]) -> pd.DataFrame:
     }).set_index("model")
 
 
+#: the catalogue notes' shorthand, rewritten for readers (in order): formulas as mathematics,
+#: "~" as "about", code names as words
+_NOTE_WORDS = (
+    (r"d_x = exp\(([\d.]+)\) exp\(([\d.]+) L\)", r"$d_x = e^{\1}\, e^{\2 L}$"),
+    (r"~\(2/3\)4d", r"about $\\tfrac{2}{3} \\cdot 4d$"),
+    (r"\b(its|the) ~(?=[\d.]+B\b)", r"\1 roughly "),
+    (r"\bat L = (\d+)", r"at $L = \1$"),
+    (r"d_ff = 4 d", r"$d_{\\mathrm{ff}} = 4d$"),
+    (r"d_ff = (\d+)", lambda m: f"$d_{{\\mathrm{{ff}}}}$ = {int(m.group(1)):,}"),
+    (r"~([\d.]+) (L )?d\^2", lambda m: f"about ${m.group(1)}\\, {m.group(2) or ''}d^2$"),
+    (r"12 L d\^2", r"$12 L d^2$"),
+    (r"\(~([\d.]+B)\)", r"(about \1)"),
+    (r"~(?=[\d.]+B\b|\d+ layers)", "about "),
+    (r"(\d{5,})", lambda m: f"{int(m.group(1)):,}"),
+    (r" >> d_model", ", far above the width"),
+    (r"d_model", "the width"),
+    (r"key/value", "key and value"),
+)
+
+
+def model_note(note: str) -> str:
+    """A catalogue note in a reader's words: its formulas as mathematics, no code names."""
+    for pattern, repl in _NOTE_WORDS:
+        note = re.sub(pattern, repl, note)
+    return note[:1].upper() + note[1:] + ("" if note.endswith(".") else ".")
+
+
 def model_notes(models: list[dict]) -> str:
     """The models' notes (where 12 L d^2 only approximates their size) as a Markdown list."""
-    return "\n".join(f"- **{m['name']}**: {m['note']}" for m in models if m.get("note"))
+    return "\n".join(f"- **{m['name']}**: {model_note(m['note'])}" for m in models if m.get("note"))
 
 
 def recovery_table(known: Fit, recovered: Fit) -> pd.DataFrame:
@@ -242,12 +271,44 @@ def _own_numbers() -> dict:
     n_cross = sum(len(pv.crossing(r)) for r in decided.values())
     two = [k for k, r in decided.items() if len(pv.crossing(r)) >= 2]
     return {
-        "own_crossing": pv.of(n_cross, n_pairs, "pair", "crosses"),
+        "own_pairs_text": _pairs_text(len(decided), n_pairs, n_cross),
         "own_n_sweeps": len(decided),
-        "own_slope_text": ("no sweep has two crossing pairs, so there is no measured slope yet" if not two
-                           else f"{', '.join(two)} {'has' if len(two) == 1 else 'have'} two crossing pairs"),
-        "own_progress": pv.progress_sentence(),
+        "own_slope_text": ("no sweep has two, so there is no measured slope" if not two
+                           else f"{', '.join(two)} {'has' if len(two) == 1 else 'have'} two"),
+        "own_scope": scope_sentence(),
     }
+
+
+def _pairs_text(n_sweeps: int, n_pairs: int, n_cross: int) -> str:
+    """'The 4 stored sweeps with a verdict hold 9 doubling pairs, and none of them crosses'."""
+    sweeps = "The one stored sweep with a verdict holds" if n_sweeps == 1 else \
+        f"The {n_sweeps} stored sweeps with a verdict hold"
+    pairs = "one doubling pair" if n_pairs == 1 else f"{n_pairs} doubling pairs"
+    if n_cross == 0:
+        cross = "it does not cross" if n_pairs == 1 else "none of them crosses"
+    elif n_cross == n_pairs:
+        cross = "it crosses" if n_pairs == 1 else f"all {n_pairs} cross"
+    else:
+        cross = f"{n_cross} of them {'crosses' if n_cross == 1 else 'cross'}"
+    return f"{sweeps} {pairs}, and {cross}"
+
+
+def scope_sentence(sweep: str = pv.RULE_SWEEP) -> str:
+    """Which budgets the doubling sweep's verdicts rest on, as a plain fact: those at which every
+    seed of every depth is stored (empty when that is every budget the sweep has)."""
+    planned = get_preset(sweep).budgets
+    done = pv.read(sweep)["budgets"] or []
+    name = pv.NAMES[sweep]
+    if not done:
+        return (f"{name[:1].upper() + name[1:]} has no budget at which every seed of every depth "
+                "is stored, so it gives no verdict here.")
+    if len(done) == len(planned):
+        return ""
+    sizes = " and ".join(fmt.count(b) for b in done)
+    what = "one budget" if len(done) == 1 else f"{len(done)} of its {len(planned)} budgets"
+    only = "the only one" if len(done) == 1 else "the only ones"
+    return (f"For {name} that verdict rests on {what}, {sizes} non-embedding parameters, "
+            f"{only} at which every seed of every depth is stored.")
 
 
 def numbers(fit: Fit = AUTHORS_FIT) -> dict:
@@ -287,6 +348,11 @@ def threshold_frame(depths=THRESHOLD_DEPTHS) -> pd.DataFrame:
                         ).set_index("depth L")
 
 
+def _all_or_some(n: int, total: int) -> str:
+    """'all 7', 'none of the 7', '6 of the 7': a count among a total, as English."""
+    return f"all {total}" if n == total else f"none of the {total}" if n == 0 else f"{n} of the {total}"
+
+
 def precision_numbers() -> dict:
     """The numbers of the sections on the fit's precision and on the threshold (glue name -> value)."""
     box = rounding_box(PRECISION_BUDGETS)
@@ -305,6 +371,8 @@ def precision_numbers() -> dict:
         "fp_cross": t["crossing_depth"], "fp_cross_width": float(np.exp(a + b * t["crossing_depth"])),
         "fp_n_exp_above": int(sum(L > t["crossing_depth"] for L in AUTHORS_EXPERIMENT_DEPTHS)),
         "fp_n_exp": len(AUTHORS_EXPERIMENT_DEPTHS),
+        "fp_exp_above": _all_or_some(int(sum(L > t["crossing_depth"] for L in AUTHORS_EXPERIMENT_DEPTHS)),
+                                     len(AUTHORS_EXPERIMENT_DEPTHS)),
         "fp_ratio6": ratio[6], "fp_ratio48": ratio[48], "fp_ratio96": ratio[96],
         "fp_limit": t["limit_ratio"], "fp_limit_lo": box["ln3_over_slope"][0], "fp_limit_hi": box["ln3_over_slope"][1],
         "fp_limit92": math.log(3.0) / b92, "fp_factor": t["fit_width_factor"],

@@ -24,7 +24,7 @@ from dwlib.core.fit import (AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE, DEF
                             positive_number, practical_shape, require_one_head, verdict)
 from dwlib.errors import InputError, require
 from dwlib.experiments.catalogue import load_models
-from dwlib.viz.layout import band, narrow_offsets, text_offsets
+from dwlib.viz.layout import NARROW_WIDTH, band, text_offsets
 from dwlib.viz.render import short_label, slider
 from dwlib.viz.widgets import explorer, log_slider
 
@@ -86,6 +86,71 @@ def _curve_frame(budget_range, points: int, fit: Fit, rel_tol: float = DEFAULT_R
     return curve
 
 
+#: the plot widths (px) at which the models chart's labels are placed together: the narrowest
+#: phone's (dwlib.viz.layout), a 390 px phone's, the chart's own and a wide screen's
+LABEL_WIDTHS = (NARROW_WIDTH, 300, 600, 900)
+
+
+def _model_label_offsets(fractions, ys, texts, height: int, curve, font_size: float = 9.0) -> list:
+    """(align, dx, dy) per point for the models chart: like :func:`dwlib.viz.render.place_labels`
+    (labels beside their points, clear of other labels and points and inside the plot), but
+    judged at every width of :data:`LABEL_WIDTHS` at once, kept off the fit's curve (``curve``:
+    (fraction, y) samples of it) and, among free places, the one nearest its point, so that a
+    label neither crosses the curve nor drifts away from its point as the chart widens."""
+    char_w, box_h, gap = 0.56 * font_size, font_size + 2, 7
+    candidates = [(align, side * gap, k * box_h) for k in (0, -1, 1, -2, 2, -3, 3)
+                  for align, side in (("left", 1), ("right", -1))]
+
+    def box(x, y, text, align, dx, dy):
+        w = char_w * len(text)
+        x0 = x + dx if align == "left" else x + dx - w
+        return (x0, y + dy - box_h / 2, x0 + w, y + dy + box_h / 2)
+
+    def overlap(a, b):
+        w = min(a[2], b[2]) - max(a[0], b[0])
+        h = min(a[3], b[3]) - max(a[1], b[1])
+        return w * h if w > 0 and h > 0 else 0.0
+
+    def leader(x, y, cand):
+        """Points along the line from a point to its label (none for a label beside it)."""
+        _, dx, dy = cand
+        if abs(dy) <= box_h:
+            return []
+        s = 1 if dy > 0 else -1
+        return [(x + t * dx, y + s * 5 + t * (dy - 2 * s * 5)) for t in np.linspace(0, 1, 9)]
+
+    def inside(q, b):
+        return b[0] <= q[0] <= b[2] and b[1] <= q[1] <= b[3]
+
+    placed: list = []  # (index, candidate) so far
+    out = []
+    for i, (f, y, text) in enumerate(zip(fractions, ys, texts)):
+        best, best_cost = None, None
+        for rank, cand in enumerate(candidates):
+            cost = 0.0
+            for width in LABEL_WIDTHS:
+                b = box(f * width, y, text, *cand)
+                cost += (max(0, -b[0]) + max(0, b[2] - width) + max(0, -b[1]) + max(0, b[3] - height)) * box_h
+                # another label or point under the label: the worst (weighted by area)
+                cost += 10 * sum(overlap(b, box(fractions[j] * width, ys[j], texts[j], *c)) for j, c in placed)
+                cost += 10 * sum(overlap(b, (fj * width - 4, yj - 4, fj * width + 4, yj + 4))
+                            for j, (fj, yj) in enumerate(zip(fractions, ys)) if j != i)
+                # the curve through the label: every sample inside its box (grown by 1 px)
+                cost += 100 * sum(b[0] - 1 <= cf * width <= b[2] + 1 and b[1] - 1 <= cy <= b[3] + 1
+                                for cf, cy in curve)
+                # a leader (drawn to a label two lines or more away) through another label
+                boxes = [box(fractions[j] * width, ys[j], texts[j], *c) for j, c in placed]
+                cost += 30 * sum(inside(q, o) for q in leader(f * width, y, cand) for o in boxes)
+                cost += 30 * sum(inside(q, b) for j, c in placed
+                                  for q in leader(fractions[j] * width, ys[j], c))
+            cost += rank * 1e-3  # among equally free places, the nearest to the point
+            if best_cost is None or cost < best_cost:
+                best, best_cost = cand, cost
+        placed.append((i, best))
+        out.append(best)
+    return out
+
+
 def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_REL_TOL,
                  abs_tol: float = DEFAULT_ABS_TOL, budget_range=(3e7, 3e12),
                  width: int = 600, height: int = 400) -> alt.LayerChart:
@@ -112,7 +177,9 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     py = [(1 - p["depth"] / ytop) * height for p in groups]
     # one name a point (the tooltip has them all): a two-name label is wider than a phone's plot
     texts = [short_label(p["name"].split(" / "), most=1) for p in groups]
-    places = narrow_offsets(fx, py, texts, height, font_size=9)
+    cfx = [(math.log10(b) - lx0) / (lx1 - lx0) for b in curve["budget"]]
+    cpy = [(1 - d / ytop) * height for d in curve["depth"]]
+    places = _model_label_offsets(fx, py, texts, height, list(zip(cfx, cpy)))
     pts = pd.DataFrame([dict(p, label=text, align=align, dx=dx, dy=dy, size=fmt.count(p["budget"]))
                         for p, text, (align, dx, dy) in zip(groups, texts, places)])
     x = _budget_x(lo, hi)
@@ -142,7 +209,13 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
         x=x, y=alt.Y("depth:Q", scale=yscale), color=color, shape=shape, tooltip=tips)
     labels = alt.Chart(pts).mark_text(fontSize=9, **text_offsets()).encode(
         x=x, y=alt.Y("depth:Q", scale=yscale), color=color, text="label:N", tooltip=tips)
-    return (alt.layer(near, line, dots, labels)
+    # a thin line from a point to a label placed two or more lines above or below it
+    leaders = alt.Chart(pts).transform_filter("abs(datum.dy) > 11").mark_rule(
+        color="#777", strokeWidth=0.8, xOffset=alt.expr("datum.dx > 0 ? 2 : -2"),
+        yOffset=alt.expr("datum.dy > 0 ? 5 : -5"), x2Offset=alt.expr("datum.dx"),
+        y2Offset=alt.expr("datum.dy > 0 ? datum.dy - 5 : datum.dy + 5")).encode(
+        x=x, y=alt.Y("depth:Q", scale=yscale), x2="budget:Q", y2="depth:Q")
+    return (alt.layer(near, line, leaders, dots, labels)
             .properties(width=width, height=height,
                         title=alt.Title("Real models against the fit's optimal depth",
                                         subtitle="band: near optimal", anchor="start")))
@@ -204,6 +277,11 @@ def _advisor_marker(fit: Fit, h: int, param: str) -> alt.Chart:
         width_label="'d* = ' + format(datum.width, ',.0f')")
 
 
+#: the advisor slider's step in log10(budget), and its decimals
+ADVISOR_DIGITS = 5
+ADVISOR_STEP = 10.0 ** -ADVISOR_DIGITS
+
+
 def advisor_chart(fit: Fit = AUTHORS_FIT, models=None, head_size: int = DEFAULT_HEAD_SIZE,
                   budget_range=(1e6, 1e13), budget: float = 175e9,
                   width: int = 600) -> alt.VConcatChart:
@@ -222,8 +300,11 @@ def advisor_chart(fit: Fit = AUTHORS_FIT, models=None, head_size: int = DEFAULT_
     h = check_head_size(head_size)
     require_one_head(lo, h)
     curve = _curve_frame((lo, hi), 200, fit)
-    pick = slider("log10_budget", math.log10(lo), math.log10(hi), 0.001,
-                  round(math.log10(N0), 3), label="log10(budget N)")
+    # a fine step, so that the slider starts at the budget asked for: its optimum then reads as
+    # the advisor's text and the command line give it (at 175B, d* = 13,459, not the 13,458 of
+    # 174.98B, the nearest budget on a 0.001 step)
+    pick = slider("log10_budget", math.log10(lo), math.log10(hi), ADVISOR_STEP,
+                  round(math.log10(N0), ADVISOR_DIGITS), label="log10(budget N)")
     x = _budget_x(lo, hi)
     ydepth = alt.Scale(domain=[0, math.ceil(float(curve["depth"].max()) / 10) * 10 + 10])
     marker = _advisor_marker(fit, h, pick.name)

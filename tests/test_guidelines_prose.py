@@ -1,0 +1,85 @@
+"""The guidelines chapter's generated sentences read as English for readers, and its figure
+caption's verdicts follow the catalogue: model notes as mathematics and words (no code names),
+the doubling sweep's scope as one plain fact (no progress bulletin), counts as natural phrases."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from dwlib.book import guidelines as g
+from dwlib.experiments.catalogue import gpt3_table, load_models
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "guidelines.ipynb"
+
+
+def _outside_math(text: str) -> str:
+    return re.sub(r"\$[^$]*\$", " ", text)
+
+
+def test_model_notes_have_no_code_names():
+    notes = g.model_notes(load_models())
+    assert notes.count("\n") >= 5
+    prose = _outside_math(notes)
+    for bad in ("_", "~", ">>", "d_model", "d^2", "exp("):
+        assert bad not in prose, bad
+    assert "$d_{\\mathrm{ff}}$ = 65,536" in notes and "$12 L d^2$" in notes
+    # the rewriting is what removes them: a raw note keeps its code names
+    raw = "its ~11B parameters come from d_ff = 65536 (16384 >> d_model), so 12 L d^2 (~0.3B)"
+    assert "_" in _outside_math(raw)
+    assert g.model_note(raw) == ("Its roughly 11B parameters come from $d_{\\mathrm{ff}}$ = 65,536 "
+                                 "(16,384, far above the width), so $12 L d^2$ (about 0.3B).")
+
+
+@pytest.mark.parametrize("done, want", [
+    ([], "has no budget at which every seed of every depth is stored"),
+    ([1e5], "rests on one budget, 100K non-embedding parameters, the only one at which"),
+    ([1e5, 2e5], "rests on 2 of its 5 budgets, 100K and 200K non-embedding parameters, the only ones"),
+    ([1e5, 2e5, 4e5, 8e5, 1.6e6], ""),
+])
+def test_the_sweeps_scope_is_one_plain_sentence(monkeypatch, done, want):
+    class Preset:
+        budgets = (1e5, 2e5, 4e5, 8e5, 1.6e6)
+    monkeypatch.setattr(g, "get_preset", lambda name: Preset)
+    monkeypatch.setattr(g.pv, "read", lambda name: {"budgets": done})
+    text = g.scope_sentence("cpu-pairs")
+    assert (want in text) if want else text == ""
+    for narration in ("under way", "so far", "yet", "declared"):
+        assert narration not in text
+    assert text.count(". ") == 0 and (not text or text.endswith("."))
+
+
+def test_counts_read_as_english():
+    assert g._all_or_some(7, 7) == "all 7" and g._all_or_some(6, 7) == "6 of the 7"
+    assert g._all_or_some(0, 7) == "none of the 7"
+    assert g._pairs_text(4, 9, 0) == "The 4 stored sweeps with a verdict hold 9 doubling pairs, and none of them crosses"
+    assert g._pairs_text(1, 2, 1).endswith("1 of them crosses")
+    assert g._pairs_text(2, 2, 2).endswith("all 2 cross")
+    n = {**g.numbers(), **g.precision_numbers()}
+    assert "under way" not in n["own_scope"] and "so far" not in n["own_scope"]
+    assert not re.search(r"all (\d+) of the \1", n["fp_exp_above"])
+
+
+def test_figure_captions_conclusions_follow_the_verdicts():
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    caps = {f["name"]: f["caption"] for c in nb["cells"]
+            if (f := c["metadata"].get("mystnb", {}).get("figure"))}
+    cap = caps["fig-models-optimal"]
+    verdicts = {m["name"]: m["verdict"] for m in load_models() + gpt3_table()}
+    for name in ("Gopher-280B", "Jurassic-1 Jumbo", "BloombergGPT"):
+        assert verdicts[name] == "near optimal" and name.split("-280B")[0] in cap
+    for name in ("PaLM-540B", "GPT-3 175B", "LLaMA-65B", "Llama-2-70B", "Chinchilla-70B"):
+        assert verdicts[name] == "too deep"
+    assert verdicts["BLOOM-176B"] == "too shallow"
+    models = load_models() + gpt3_table()
+    small = [m for m in models if m["budget"] < 1e10 and m.get("verdict_meaningful") is not False]
+    assert sum(m["verdict"] == "too shallow" for m in small) > len(small) / 2  # "most ... too shallow"
+    big = [m for m in models if m["budget"] > 4e10]
+    assert {m["verdict"] for m in big} == {"near optimal", "too deep", "too shallow"}  # "split"
+    assert min(m["budget"] for m in big if m["verdict"] == "near optimal") > 4e10
+    assert "hover" not in cap.lower() and "Hover" not in "".join(
+        "".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "most of a larger budget goes into width" in caps["fig-advisor"]
