@@ -38,7 +38,19 @@ def reading() -> dict:
 def chart():
     """The two-pair figure over the complete budgets, or every stored run while none is complete."""
     r = reading()
-    return vp.figure2(stored_results(SWEEP), r["rule"], budgets=r["budgets"] or None)
+    return vp.figure2(stored_results(SWEEP), r["rule"], budgets=r["budgets"] or None, conclusion=chart_conclusion(r))
+
+
+def chart_conclusion(r: dict) -> str:
+    """The figure's finding, short enough for its subtitle: where the deeper network is no
+    better, and whether a pair crosses, by the rule."""
+    if not r["budgets"]:
+        return "no size complete: no verdict"
+    where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
+    better = [p for p in r["pairs"] if p["verdict"]["better"]]
+    n = len(pv.crossing(r))
+    head = f"deeper no better {where}" if not better else f"deeper better in {len(better)} pair{'s' * (len(better) > 1)}"
+    return head + ("; no crossing" if n == 0 else f"; {n} crossing{'s' * (n > 1)}")
 
 
 def authors_range(shallow: int, deep: int) -> tuple[float, float]:
@@ -88,7 +100,7 @@ def earlier_rows() -> list[dict]:
             pts = p["points"]
             halves = [x["half_width"] for x in pts if x["half_width"] is not None]
             v = p["verdict"]
-            rows.append({"sweep": pv.NAMES[name], "pair": f"{p['shallow']} vs {p['deep']}",
+            rows.append({"sweep": pv.READER_NAMES[name], "pair": f"{p['shallow']} vs {p['deep']}",
                          "budgets": f"{fmt.count(pts[0]['target_budget'])} to {fmt.count(pts[-1]['target_budget'])}",
                          "seeds": "-".join(sorted({str(x["n"]) for x in pts}, key=int)),
                          "mean gaps (nats)": f"{min(x['mean'] for x in pts):+.3f} to {max(x['mean'] for x in pts):+.3f}",
@@ -107,30 +119,70 @@ def _seed_std(name: str) -> float:
 
 
 def verdict_sentence(r: dict) -> str:
-    """The rule's verdict on the doubling sweep, in one or two sentences."""
+    """The rule's verdict on the doubling sweep over the sizes it reads, in one sentence."""
     if not r["budgets"]:
-        return ("No budget has every seed of every depth yet, so the declared rule has decided nothing: "
-                "the figure shows the runs stored so far, and no verdict is drawn from them.")
+        return ("No size has results for every seed of every depth, so the declared rule gives no verdict, "
+                "and the figure shows the runs stored without drawing one from them.")
+    where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
+    better = [p for p in r["pairs"] if p["verdict"]["better"]]
+    head = (f"{where[:1].upper() + where[1:]} non-embedding parameters, "
+            + ("the deeper network of each pair is no better than the shallower one" if not better else
+               "the deeper network is better in " + pv._and([f"{p['deep']} against {p['shallow']} layers at "
+                                                             f"{pv._sizes(p['verdict']['better'])}" for p in better])))
+    if len(r["budgets"]) == 1:
+        return head + "; a transition lies between two sizes, so a single size cannot show one."
     n = len(pv.crossing(r))
-    return (f"Over {pv._sizes(r['budgets'])} non-embedding parameters, "
-            f"{pv.of(n, len(r['pairs']), 'pair', 'crosses')} by the declared rule.")
+    return head + (", and neither pair crosses by the declared rule." if n == 0 and len(r["pairs"]) == 2 else
+                   f", and {pv.of(n, len(r['pairs']), 'pair', 'crosses')} by the declared rule.")
 
 
-def power_sentence(r: dict) -> str:
-    p, rule = r["power"], r["rule"]
-    if not p["points"]:
-        return "The precision the rule asks for cannot be checked before a budget is complete."
-    ok = p["within"] >= rule["half_width_share"] * p["points"]
-    return (f"The paired interval's half-width is at most {rule['half_width_target']} nats at {p['within']} of the "
-            f"{p['points']} points, {'meeting' if ok else 'short of'} the {rule['half_width_share']:.0%} the rule asks for.")
+def separated_text(rows: list[dict], head_size: int) -> str:
+    """Each point at which the bounds separate the two networks, with why: which equation bounds
+    each network there and where the shallower one sits against its threshold log3 d_x."""
+    out = []
+    for x in rows:
+        s, d = (int(v) for v in x["pair"].split(" vs "))
+        w_s, w_d = (int(v) for v in x["widths"].split(", "))
+        th = float(bounds.depth_threshold(w_s))
+        side = "just above" if s - 1 < th < s else "above" if th < s else "below"
+        out.append(f"{x['pair']} at {fmt.count(x['budget'])}, where the {s}-layer network's width of {w_s} puts it "
+                   f"{side} its threshold (log3 {w_s} = {th:.2f}), so that its upper bound is eq. ({x['shallow eq.']})'s "
+                   f"{x['shallow upper']:.1f}, below the {d}-layer network's lower bound of {x['deep lower']:.1f}"
+                   if x["separated"] == "deeper more expressive" else
+                   f"{x['pair']} at {fmt.count(x['budget'])}, where the shallower network is the more expressive")
+    return "; ".join(out)
+
+
+def reproduced_sentence(r: dict, earlier: list[dict]) -> str:
+    """Whether any stored sweep reproduces the paper's Figure 2 (both pairs of one sweep crossing
+    by the rule), in one sentence."""
+    own = len(pv.crossing(r))
+    old = sum(x["crosses by the rule"] == "yes" for x in earlier)
+    if own and own == len(r["pairs"]):
+        return "The CPU doubling-pairs sweep reproduces the paper's Figure 2 at its scale: both pairs cross."
+    if own:
+        return (f"The CPU doubling-pairs sweep reproduces the paper's Figure 2 in part: "
+                f"{pv.of(own, len(r['pairs']), 'pair', 'crosses')}.")
+    return ("No stored sweep of this book reproduces the paper's Figure 2: " +
+            ("the earlier sweeps, read by the same rule, show no crossing either." if not old else
+             f"of the earlier sweeps' pairs, read by the same rule, {pv.of(old, len(earlier), 'pair', 'crosses')}."))
+
+
+def widths_below(sweep: str = SWEEP, limit: int = 200) -> tuple[int, int]:
+    """How many of the sweep's planned shapes (depth, budget) have a width below ``limit``, of how many."""
+    preset = get_preset(sweep)
+    w = [sizes.width_for_budget(b, L, preset.head_size) for b in preset.budgets for L in preset.depths]
+    return sum(x < limit for x in w), len(w)
 
 
 def numbers() -> dict:
     """Every value and sentence the chapter's prose quotes, from the stored runs."""
     r = reading()
-    others = pv.read(SWEEP, seeds=tuple(range(get_preset(SWEEP).train.get("select_seeds", 2), 6)))
-    rule = r["rule"]
     preset = get_preset(SWEEP)
+    others_seeds = tuple(s for s in preset.seeds if s >= preset.select_seeds)
+    others = pv.read(SWEEP, seeds=others_seeds)
+    rule = r["rule"]
+    narrow = widths_below()
     ranges = {tuple(p): authors_range(*p) for p in rule["pairs"]}
     bd = bounds_rows()
     sep = [x for x in bd if x["separated"] != "not separated"]
@@ -138,14 +190,20 @@ def numbers() -> dict:
     one_two = next(x for x in old if x["pair"] == "1 vs 2")
     earlier = earlier_rows()
     return {
-        "fx_verdict": verdict_sentence(r), "fx_progress": pv.progress_sentence(),
-        "fx_regimes": (" ".join(pv.regime_sentence(p) for p in r["pairs"]) if r["budgets"] else
-                       "Neither pair has a budget with every seed of both depths yet,"),
-        "fx_transitions": (" ".join(pv.transition_sentence(p) for p in r["pairs"]) if r["budgets"] else
-                           "so the rule has no verdict on either pair's transition."),
-        "fx_power": power_sentence(r),
-        "fx_others": (" ".join(pv.transition_sentence(p) for p in others["pairs"]) if r["budgets"]
-                      else "nothing yet, for the same reason."),
+        "fx_verdict": verdict_sentence(r), "fx_coverage": pv.coverage_sentence(SWEEP),
+        "fx_pairs": " ".join([pv.pair_sentence(p) for p in r["pairs"]] + [pv.regime_summary(r)]),
+        "fx_transitions": pv.transition_summary(r),
+        "fx_power": pv.power_sentence(r),
+        "fx_others": pv.seeds_sentence(r, others, others_seeds),
+        "fx_sizes": pv.size_sentence(r, preset.head_size),
+        "fx_share": rule["half_width_share"],
+        "fx_tokens_per_param_small": rule["tokens_per_run"] / min(preset.budgets),
+        "fx_tokens_per_param_large": rule["tokens_per_run"] / max(preset.budgets),
+        "fx_largest": fmt.count(max(preset.budgets)),
+        "fx_narrow": narrow[0], "fx_shapes": narrow[1],
+        "fx_sep_detail": separated_text(sep, preset.head_size) or "none",
+        "fx_old_cross_text": pv.of(sum(x["crosses by the rule"] == "yes" for x in earlier), len(earlier), "pair", "crosses"),
+        "fx_reproduced": reproduced_sentence(r, earlier),
         "fx_budgets": pv._sizes(preset.budgets), "fx_n_seeds": len(preset.seeds),
         "fx_n_select": preset.select_seeds, "fx_tokens_m": rule["tokens_per_run"] / 1e6,
         "fx_rates": ", ".join(f"{x:g}" for x in preset.lrs), "fx_level": rule["level"],

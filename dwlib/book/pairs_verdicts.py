@@ -10,6 +10,7 @@ the rule's half-width target. Budgets read as "100K", "1.6M".
 from __future__ import annotations
 
 from dwlib import fmt
+from dwlib.errors import require
 from dwlib.experiments import pairs
 from dwlib.experiments.presets import get_preset
 from dwlib.experiments.records import stored_results
@@ -130,3 +131,204 @@ def progress_sentence(sweep: str = RULE_SWEEP) -> str:
 
 def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+# ---------------------------------------------------------------------------------------------
+# The sentences the experiments, claims and Discussion chapters quote (one per fact, in English)
+
+#: the name each stored sweep has in the experiments, claims and Discussion chapters: what sets
+#: it apart (the earlier sweeps' run length, their single learning rate)
+READER_NAMES = {"cpu-pairs": "the CPU doubling-pairs sweep", "cpu-fig2": "the one-million-token CPU sweep",
+                "mini": "the one-rate CPU grid", "gpu-slice": "the GPU pilot"}
+
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def words(n: int) -> str:
+    """A small count in words ('two'), a larger one in figures."""
+    return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else str(n)
+
+
+def span(budgets, planned=None) -> str:
+    """Where a set of budgets lies, for a reader: 'at 100K'; 'from 100K to 400K' when they are
+    consecutive among ``planned`` (default: they are); 'at 100K, 200K and 800K' otherwise."""
+    budgets = sorted(budgets)
+    require(bool(budgets), "a span needs at least one budget")
+    if len(budgets) == 1:
+        return f"at {fmt.count(budgets[0])}"
+    planned = sorted(planned) if planned is not None else budgets
+    i = planned.index(budgets[0]) if budgets[0] in planned else -1
+    if i >= 0 and planned[i:i + len(budgets)] == budgets:
+        return f"from {fmt.count(budgets[0])} to {fmt.count(budgets[-1])}"
+    return f"at {_sizes(budgets)}"
+
+
+def coverage_sentence(sweep: str = RULE_SWEEP) -> str:
+    """The sweep's coverage as a plain fact, from its stored runs: at how many of its planned
+    sizes every depth has every seed, and that the verdicts cover those sizes."""
+    planned = list(get_preset(sweep).budgets)
+    done = read(sweep)["budgets"]
+    n, total = len(done), len(planned)
+    if not done:
+        return (f"None of the {total} planned sizes has results for every seed of every depth, "
+                "so the rule gives no verdict.")
+    where = span(done, planned)
+    where = where[len("from "):] if where.startswith("from ") else where[len("at "):]
+    if n == total:
+        return (f"Results are complete at all {total} planned sizes ({where} "
+                "non-embedding parameters); the verdicts below cover them all.")
+    return (f"Results are complete at {n} of the {total} planned sizes ({where} non-embedding parameters); "
+            f"the verdicts below cover {'that size' if n == 1 else 'those sizes'}.")
+
+
+def _interval_text(x: dict) -> str:
+    return f"{x['low']:+.3f} to {x['high']:+.3f} nats"
+
+
+def pair_sentence(pair: dict) -> str:
+    """One sentence for one pair: at each size, which network the rule puts ahead, with the mean
+    gap and its paired interval where there is one size, and the transition if there is one."""
+    deep, shallow, pts = pair["deep"], pair["shallow"], pair["points"]
+    d, s = f"{deep}-layer", f"{shallow}-layer"
+    if not pts:
+        return f"The {d} and {s} networks have no size with results for every seed of both."
+    if len(pts) == 1:
+        x = pts[0]
+        at = f"At {fmt.count(x['target_budget'])}"
+        if x["verdict"] == pairs.UNRESOLVED:
+            return (f"{at}, the {d} network's held-out loss is {abs(x['mean']):.3f} nats "
+                    f"{'lower' if x['mean'] < 0 else 'higher'} than the {s} network's on average, but the "
+                    f"paired interval ({_interval_text(x)}) contains zero: no difference is resolved.")
+        better = x["verdict"] == pairs.BETTER
+        return (f"{at}, the {d} network is {'better' if better else 'worse'} than the {s} one: its held-out loss "
+                f"is {abs(x['mean']):.3f} nats {'lower' if better else 'higher'} (paired interval "
+                f"{_interval_text(x)}).")
+    v = pair["verdict"]
+    parts = []
+    if v["worse"]:
+        parts.append(f"worse than the {s} network at {_sizes(v['worse'])}")
+    if v["unresolved"]:
+        parts.append(f"{'not resolved from it' if parts else f'not resolved from the {s} network'} "
+                     f"at {_sizes(v['unresolved'])}")
+    if v["better"]:
+        parts.append(f"{'better' if parts else f'better than the {s} network'} at {_sizes(v['better'])}")
+    body = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    t = v["transition"]
+    tail = "" if t is None else (f"; it crosses between {fmt.count(t['between'][0])} and "
+                                 f"{fmt.count(t['between'][1])}, and stays ahead at every larger size")
+    return f"The {d} network is {body}{tail}."
+
+
+def regime_summary(reading: dict) -> str:
+    """Whether the deeper network is no better (the paper's first regime) in every pair at every
+    size read, in one sentence."""
+    prs = [p for p in reading["pairs"] if p["points"]]
+    if not prs:
+        return "No pair has a size with results for every seed of both networks."
+    no_better = [p for p in prs if not p["verdict"]["better"]]
+    budgets = sorted({b for p in prs for b in p["verdict"]["budgets"]})
+    where = span(budgets)
+    if len(no_better) == len(prs):
+        who = "both pairs" if len(prs) == 2 else f"all {len(prs)} pairs" if len(prs) > 2 else "the pair"
+        return f"So in {who} the deeper network is no better {where}, as the paper's first regime describes."
+    better = [f"{p['deep']} against {p['shallow']} layers at {_sizes(p['verdict']['better'])}"
+              for p in prs if p["verdict"]["better"]]
+    return (f"The deeper network is better in {'; '.join(better)}, so the first regime does not hold there; "
+            f"elsewhere it is no better.")
+
+
+def transition_summary(reading: dict) -> str:
+    """Whether any pair crosses by the rule, in one sentence (a transition needs two sizes)."""
+    budgets = sorted({b for p in reading["pairs"] for b in p["verdict"]["budgets"]})
+    n = len(crossing(reading))
+    total = len(reading["pairs"])
+    if not budgets:
+        return "With no size complete, the rule cannot place a transition."
+    if len(budgets) == 1:
+        return (f"A transition lies between two sizes, so none can be read {span(budgets)} alone; "
+                "the rule finds none in either pair.")
+    if n == 0:
+        return f"Neither pair crosses {span(budgets)} by the rule." if total == 2 else \
+            f"None of the {total} pairs crosses {span(budgets)} by the rule."
+    return f"By the rule, {of(n, total, 'pair', 'crosses')} {span(budgets)}."
+
+
+_AHEAD = {pairs.BETTER: "better than", pairs.WORSE: "worse than", pairs.UNRESOLVED: "not resolved from"}
+_ALL = {pairs.BETTER: "put it ahead", pairs.WORSE: "put it behind", pairs.UNRESOLVED: "resolve no difference"}
+
+
+def _by_budget(reading: dict) -> list[tuple[float, list[tuple[dict, dict]]]]:
+    """The points of a reading grouped by target budget: (budget, [(point, pair), ...])."""
+    out: dict[float, list] = {}
+    for pr in reading["pairs"]:
+        for x in pr["points"]:
+            out.setdefault(x["target_budget"], []).append((x, pr))
+    return sorted(out.items())
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def seeds_sentence(all_seeds: dict, some: dict, seeds) -> str:
+    """The verdicts on some seeds (those that did not choose the rates) against those on all:
+    one sentence, saying what differs if anything does."""
+    first, last = min(seeds), max(seeds)
+    diffs = []
+    for p, q in zip(all_seeds["pairs"], some["pairs"]):
+        want = {x["target_budget"]: x for x in p["points"]}
+        for x in q["points"]:
+            old = want.get(x["target_budget"])
+            if old is not None and old["verdict"] != x["verdict"]:
+                diffs.append(f"at {fmt.count(x['target_budget'])} the {p['deep']}-layer network is "
+                             f"{_AHEAD[x['verdict']]} the {p['shallow']}-layer one, where all {words(old['n'])} seeds "
+                             f"{_ALL[old['verdict']]}")
+        if (p["verdict"]["transition"] is None) != (q["verdict"]["transition"] is None):
+            diffs.append(f"the pair of {p['shallow']} and {p['deep']} layers "
+                         f"{'crosses' if q['verdict']['transition'] else 'does not cross'}")
+    if not diffs:
+        return (f"The same verdicts hold on seeds {first} to {last} alone, without the two seeds that chose the "
+                "learning rates.")
+    return (f"On seeds {first} to {last} alone, without the two seeds that chose the learning rates, "
+            f"{'one verdict differs' if len(diffs) == 1 else f'{words(len(diffs))} verdicts differ'}: "
+            + "; ".join(diffs) + ".")
+
+
+def power_sentence(reading: dict) -> str:
+    """How many points meet the rule's precision target, the measured half-widths, and what falling
+    short means, in one sentence."""
+    rule, p = reading["rule"], reading["power"]
+    groups = [(b, [(x, pr) for x, pr in g if x["half_width"] is not None]) for b, g in _by_budget(reading)]
+    groups = [(b, g) for b, g in groups if g]
+    if not groups:
+        return "No size is complete, so the precision the rule asks for cannot be checked."
+    target, share = rule["half_width_target"], rule["half_width_share"]
+    ok = p["within"] >= share * p["points"]
+    halves = "; ".join(f"at {fmt.count(b)}, " + _and([f"{x['half_width']:.3f} nats for {pr['shallow']} vs {pr['deep']}"
+                                                     for x, pr in g]) for b, g in groups)
+    head = f"The half-width is at most {target} nats at {p['within']} of the {p['points']} points ({halves})"
+    if ok:
+        return head + ", meeting the target."
+    return (head + f", short of the target: a gap smaller than its point's half-width cannot be told from zero, "
+            "so these runs cannot resolve differences that small.")
+
+
+def size_sentence(reading: dict, head_size: int) -> str:
+    """Widths are whole numbers of heads, so the two networks of a pair differ in size: at each
+    size read, by how much and in which direction, per pair, from the records' budgets."""
+    parts, signs = [], set()
+    for b, g in _by_budget(reading):
+        items = []
+        for x, pr in g:
+            s, d = x["budgets"][pr["shallow"]], x["budgets"][pr["deep"]]
+            rel = d / s - 1
+            signs.add(rel > 0)
+            items.append(f"the {pr['deep']}-layer network has {d:,} against the {pr['shallow']}-layer network's "
+                         f"{s:,} ({abs(rel):.1%} {'more' if rel > 0 else 'fewer'})")
+        parts.append(f"at {fmt.count(b)}, " + _and(items))
+    if not parts:
+        return ""
+    tail = (" The size difference favours the deeper network in one pair and the shallower one in the other."
+            if len(signs) == 2 else "")
+    return (f"Widths are whole numbers of heads of {head_size}, so the two networks of a pair are not exactly "
+            f"equal in size: {'; '.join(parts)} non-embedding parameters.{tail}")

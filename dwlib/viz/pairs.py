@@ -87,9 +87,11 @@ def _gap_panel(rows: list[dict], width: int, height: int, ydomain):
     ).properties(width=width, height=height)
 
 
-def figure2(records: list[dict], rule: dict, budgets=None, seeds=None, width: int = 220, height: int = 200):
+def figure2(records: list[dict], rule: dict, budgets=None, seeds=None, width: int = 220, height: int = 200,
+            conclusion: str | None = None):
     """The two-column figure of ``rule``'s pairs from a sweep's ``records`` (at the chosen rates;
-    ``budgets``: only these target budgets, default all; ``seeds``: only these seeds)."""
+    ``budgets``: only these target budgets, default all; ``seeds``: only these seeds).
+    ``conclusion``: what the figure shows, as the first line of its subtitle."""
     level = rule["level"]
     recs = [r for r in pairs.reported(records) if seeds is None or r["seed"] in seeds]
     require(recs, "figure2: no run at a chosen rate")
@@ -113,6 +115,6 @@ def figure2(records: list[dict], rule: dict, budgets=None, seeds=None, width: in
     # each to the column (book/assets/dwcharts.js)
     return alt.concat(*views, columns=2).resolve_scale(
         color="independent", fill="independent", stroke="independent", shape="independent").properties(
-        title=alt.Title(["Held-out loss of doubling pairs", "at equal size"],
-                        subtitle=[f"points: seed means, {level:.0%} intervals", f"hollow: width below {WIDE}",
+        title=alt.Title(["Held-out loss of doubling pairs", "at nearly equal size"],
+                        subtitle=[*([conclusion] if conclusion else []), f"points: seed means, {level:.0%} intervals", f"hollow: width below {WIDE}",
                                   "beside or below: the paired gap"], anchor="start"))
