@@ -15,6 +15,7 @@ import pytest
 from scipy import stats
 
 from dwlib.book import claims
+from dwlib.book import pairs_verdicts as pv
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = json.loads((ROOT / "dwlib" / "data" / "rules" / "cpu-pairs.json").read_text())
@@ -94,10 +95,12 @@ def test_figure2_transitions_row_counts_only_the_rules_crossings(readings):
     assert row["agreement"] == expected
     # a sweep whose seeds disagree, or whose sign turns back, is never counted as a crossing
     for name, c in crossed.items():
+        label = pv.READER_NAMES[name]
         if name == "cpu-pairs" and not any(readings[name].values()):
-            assert "no budget complete yet" in row["book"]
+            assert f"{label} ({len(readings[name])} pairs, no size complete)" in row["book"]
         elif c == 0:
-            assert f"none of the {len(readings[name])} pairs crosses" in row["book"]
+            assert f"{label} ({len(readings[name])} pairs" in row["book"]
+    assert "none of the" not in row["book"] and ": none" not in row["book"]
 
 
 def test_the_gpu_pilots_6_vs_12_is_no_crossing_by_the_rule(readings):
@@ -115,14 +118,49 @@ def test_order_and_slope_need_two_crossings_in_one_sweep(readings):
         assert order["agreement"] in ("agrees", "differs")
 
 
-def test_small_sizes_row_reads_each_pairs_smallest_budget(readings):
+def _small(point):
+    """A smallest-size point (budget, n, mean, low, high) read for the small-sizes claim, from the
+    rule file: agreement needs the interval above zero, or around zero no wider than the target."""
+    _, n, _, low, high = point
+    if n < 2:
+        return "not resolved"
+    if high < 0:
+        return "better"
+    if low > 0:
+        return "worse"
+    return "comparable" if (high - low) / 2 <= RULE["half_width_target"] else "not resolved"
+
+
+def test_small_sizes_row_reads_every_pairs_smallest_budget(readings):
     row = claims.small_sizes_row()
-    firsts = [pts[0] for r in readings.values() for pts in r.values() if pts and pts[0][1] >= 2]
-    no_better = sum(p[4] >= 0 for p in firsts)
-    expected = ("agrees" if firsts and no_better == len(firsts) else "partly" if no_better else
-                "not testable here" if not firsts else "differs")
+    firsts = [_small(pts[0]) if pts else "not resolved" for r in readings.values() for pts in r.values()]
+    support = sum(x in ("worse", "comparable") for x in firsts)
+    against = firsts.count("better")
+    expected = ("not testable here" if not support and not against else "agrees" if support == len(firsts)
+                else "differs" if not support else "partly")
     assert row["agreement"] == expected
+    # every pair of every sweep is counted, the GPU pilot's one-seed pair included
+    assert f"No better in {support} of the {len(firsts)} pairs at their smallest size" in row["book"]
     for name, r in readings.items():
-        f = [pts[0] for pts in r.values() if pts and pts[0][1] >= 2]
-        if f:
-            assert f"no better in {sum(p[4] >= 0 for p in f)} of {len(f)} (worse in {sum(p[3] > 0 for p in f)})" in row["book"]
+        for (s, d), pts in r.items():
+            label = pv.READER_NAMES[name]
+            assert f"{s} vs {d}" in row["book"].split(label[:1].upper() + label[1:], 1)[1]
+
+
+def test_noisy_points_never_count_as_agreement():
+    """An interval around zero wider than the rule's target is not resolved, however the mean
+    falls; only a precise one is 'comparable'; one seed gives no interval."""
+    target = RULE["half_width_target"]
+    wide = {"mean": 0.01, "half_width": 0.3, "low": -0.29, "high": 0.31}
+    tight = {"mean": 0.01, "half_width": target / 2, "low": 0.01 - target / 2, "high": 0.01 + target / 2}
+    one_seed = {"mean": 0.2, "half_width": None, "low": -math.inf, "high": math.inf}
+    assert claims.small_size_reading(wide, target) == claims.SMALL_UNRESOLVED
+    assert claims.small_size_reading(one_seed, target) == claims.SMALL_UNRESOLVED
+    assert claims.small_size_reading(tight, target) == claims.SMALL_COMPARABLE
+    assert claims.small_size_reading({**wide, "low": 0.01, "high": 0.61}, target) == claims.SMALL_WORSE
+    assert claims.small_size_reading({**wide, "low": -0.61, "high": -0.01}, target) == claims.SMALL_BETTER
+    noisy = [claims.small_size_reading(wide, target)] * 4
+    assert claims.small_sizes_verdict(noisy) == "not testable here"
+    assert claims.small_sizes_verdict(noisy + [claims.SMALL_WORSE]) == "partly"
+    assert claims.small_sizes_verdict([claims.SMALL_WORSE, claims.SMALL_COMPARABLE]) == "agrees"
+    assert claims.small_sizes_verdict([claims.SMALL_BETTER, claims.SMALL_UNRESOLVED]) == "differs"

@@ -26,12 +26,16 @@ from dwlib.core.fit import AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_REL_TOL
 from dwlib.experiments import pairs, seprank_sweep
 from dwlib.experiments import transition as tr
 from dwlib.experiments.catalogue import AUTHORS_1T_DEPTH, AUTHORS_1T_WIDTH, gpt3_table, trillion_projection
+from dwlib.experiments.presets import get_preset
 from dwlib.train.model import Decoder, ModelConfig, count_parameters
 
 #: the verdicts a row can have, in the order the chapter counts them
 VERDICTS = ("agrees", "agrees within the tolerance", "partly", "differs", "not reproduced", "not testable here")
 PAPER = "{cite}`levine2020depth`"
 SUMMARY = "{cite}`levine2020summary`"
+#: the arXiv version, which holds the experiments at depths 6 to 48, the fit, the GPT-3 table and the
+#: 1-trillion projection
+ARXIV = "{cite}`levine2020interplay`"
 
 
 def _row(claim, chapter, paper, book, verdict, group):
@@ -152,9 +156,9 @@ def size_count_row(depth: int = 4, width: int = 64, heads: int = 8) -> dict:
     model = nnx.eval_shape(lambda: Decoder(cfg, rngs=nnx.Rngs(0)))
     counted = count_parameters(model)["non_embedding"]
     formula = sizes.budget(depth, width)
-    return _row("non-embedding size N = 12 L d_x^2 (section 1, Figure 2)", "experiments",
+    return _row("non-embedding size N = 12 L d_x^2 (section 1, the paper's Figure 2)", "experiments",
                 f"12 L d_x^2 = {formula:,} at L = {depth}, d_x = {width} {PAPER}",
-                f"{counted:,} weight-matrix entries in dwlib's decoder of that shape",
+                f"{counted:,} weight-matrix entries in the book's decoder of that shape",
                 "agrees" if counted == formula else "differs", "experiments")
 
 
@@ -179,47 +183,112 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+#: how one pair's smallest-size point reads for the claim "at small sizes a deeper network does
+#: no better": worse (interval above zero), comparable (interval around zero and no wider than the
+#: rule's half-width target), better (interval below zero), or not resolved (one seed, or an
+#: interval around zero wider than the target: too noisy to call the two comparable)
+SMALL_WORSE, SMALL_COMPARABLE, SMALL_BETTER, SMALL_UNRESOLVED = "worse", "comparable", "better", "not resolved"
+
+
+def small_size_reading(point: dict | None, target: float) -> str:
+    """One point's reading for the small-sizes claim (see :data:`SMALL_WORSE`): only a precise
+    point (half-width at most ``target``) can count as comparable; a wide one that holds zero is
+    not resolved, never agreement."""
+    if point is None or point["half_width"] is None:
+        return SMALL_UNRESOLVED
+    if point["high"] < 0:
+        return SMALL_BETTER
+    if point["low"] > 0:
+        return SMALL_WORSE
+    return SMALL_COMPARABLE if point["half_width"] <= target else SMALL_UNRESOLVED
+
+
+def small_sizes_verdict(readings: list[str]) -> str:
+    """The row's verdict from its points' readings: agrees when every point is worse or
+    comparable; differs when none is and some point is better; not testable when no point is
+    resolved; partly otherwise (some agree, the rest unresolved or better)."""
+    support = sum(r in (SMALL_WORSE, SMALL_COMPARABLE) for r in readings)
+    against = sum(r == SMALL_BETTER for r in readings)
+    if not support and not against:
+        return "not testable here"
+    if support == len(readings):
+        return "agrees"
+    return "differs" if not support else "partly"
+
+
+def _pair_list(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def small_sizes_row() -> dict:
-    """At the smallest budget of each pair with at least two seeds there, is the deeper network
-    no better (its paired interval not entirely below zero), as the declared rule reads it?"""
-    parts, n_pairs, n_no_better, n_worse = [], 0, 0, 0
+    """At the smallest size of each pair of every stored sweep (the doubling sweep: its smallest
+    complete size), is the deeper network no better, by the declared rule's interval and its
+    half-width target (:func:`small_size_reading`)? Every pair counts, one seed included."""
+    target = pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"]
+    sentences, readings = [], []
     for name, reading in _readings().items():
-        firsts = [p["points"][0] for p in reading["pairs"] if p["points"] and p["points"][0]["n"] >= 2]
-        if not firsts:
-            parts.append(f"{pairs_verdicts.NAMES[name]}: no budget with two seeds of both depths yet")
-            continue
-        no_better = [r for r in firsts if r["verdict"] != pairs.BETTER]
-        worse = [r for r in firsts if r["verdict"] == pairs.WORSE]
-        n_pairs, n_no_better, n_worse = n_pairs + len(firsts), n_no_better + len(no_better), n_worse + len(worse)
-        parts.append(f"{pairs_verdicts.NAMES[name]}: no better in {len(no_better)} of {len(firsts)} "
-                     f"(worse in {len(worse)})")
-    verdict = ("agrees" if n_pairs and n_no_better == n_pairs else "partly" if n_no_better else
-               "not testable here" if not n_pairs else "differs")
-    return _row("at small sizes a deeper network does no better (Figure 2), or worse (summary)", "experiments",
-                f"comparable, 6 vs 12 and 12 vs 24 {PAPER}; worse {SUMMARY}",
-                f"at each pair's smallest budget, by the declared rule: {'; '.join(parts)}",
-                verdict, "experiments")
+        groups: dict[str, list[str]] = {}
+        sizes_seen = set()
+        for p in reading["pairs"]:
+            first = p["points"][0] if p["points"] else None
+            what = small_size_reading(first, target)
+            readings.append(what)
+            label = f"{p['shallow']} vs {p['deep']}"
+            if first is None:
+                label += " (no size with both depths)"
+            elif first["half_width"] is None:
+                label += " (one seed)"
+            elif what == SMALL_UNRESOLVED:
+                label += f" (half-width {first['half_width']:.2f} nats)"
+            if first is not None:
+                sizes_seen.add(first["target_budget"])
+            groups.setdefault(what, []).append(label)
+        words = {SMALL_WORSE: "deeper worse in", SMALL_COMPARABLE: "comparable within the target in",
+                 SMALL_BETTER: "deeper better in", SMALL_UNRESOLVED: "not resolved in"}
+        parts = [f"{words[k]} {_pair_list(groups[k])}" for k in (SMALL_WORSE, SMALL_COMPARABLE, SMALL_BETTER,
+                                                                 SMALL_UNRESOLVED) if k in groups]
+        at = f" at {fmt.count(min(sizes_seen))}" if len(sizes_seen) == 1 else ""
+        sentences.append(f"{_cap(pairs_verdicts.READER_NAMES[name])}{at}: {'; '.join(parts)}.")
+    n_pairs = len(readings)
+    n_ok = sum(r in (SMALL_WORSE, SMALL_COMPARABLE) for r in readings)
+    head = (f"No better in {n_ok} of the {n_pairs} pairs at their smallest size, "
+            f"{pairs_verdicts.words(sum(r == SMALL_UNRESOLVED for r in readings))} not resolved.")
+    return _row("at small sizes a deeper network does no better (the paper's Figure 2), or worse (the authors' summary)",
+                "experiments", f"comparable, 6 vs 12 and 12 vs 24 (section 5) {PAPER}; worse, in the authors' "
+                f"summary {SUMMARY}", " ".join([head, *sentences]), small_sizes_verdict(readings), "experiments")
 
 
 def transitions_row() -> dict:
     """Past a transition size the deeper network wins, for 6 vs 12 and 12 vs 24 (Figure 2): a
     transition counts only as the declared rule defines it (the seeds' interval above zero, then
     below it, and the sign held at every larger budget), in every stored sweep."""
-    parts, n_cross, n_all, full = [], 0, 0, False
+    crossed_in, quiet, n_cross, full = [], [], 0, False
     for name, reading in _readings().items():
         crossed = pairs_verdicts.crossing(reading)
-        n_cross, n_all = n_cross + len(crossed), n_all + len(reading["pairs"])
+        n_cross += len(crossed)
         full = full or (crossed and len(crossed) == len(reading["pairs"]))
-        where = ", ".join(f"{p['shallow']} vs {p['deep']} between {fmt.count(p['verdict']['transition']['between'][0])} "
-                          f"and {fmt.count(p['verdict']['transition']['between'][1])}" for p in crossed)
-        if name == pairs_verdicts.RULE_SWEEP and not reading["budgets"]:
-            parts.append(f"{pairs_verdicts.NAMES[name]}: under way, no budget complete yet")
-            continue
-        parts.append(f"{pairs_verdicts.NAMES[name]}: {pairs_verdicts.of(len(crossed), len(reading['pairs']), 'pair', 'crosses')}"
-                     + (f" ({where})" if where else ""))
+        label = pairs_verdicts.READER_NAMES[name]
+        count = f"{len(reading['pairs'])} pair{'s' * (len(reading['pairs']) != 1)}"
+        scope = ""
+        if name == pairs_verdicts.RULE_SWEEP:
+            scope = (f", {pairs_verdicts.span(reading['budgets'])} only" if reading["budgets"]
+                     else ", no size complete")
+        if crossed:
+            where = ", ".join(f"{p['shallow']} vs {p['deep']} between "
+                              f"{fmt.count(p['verdict']['transition']['between'][0])} and "
+                              f"{fmt.count(p['verdict']['transition']['between'][1])}" for p in crossed)
+            crossed_in.append(f"in {label}{scope.replace(', ', ' (', 1) + ')' if scope else ''}, "
+                              f"{pairs_verdicts.of(len(crossed), len(reading['pairs']), 'pair', 'crosses')} ({where})")
+        else:
+            quiet.append(f"{label} ({count}{scope})")
     verdict = "agrees" if full else "partly" if n_cross else "not reproduced"
-    return _row("past a transition size the deeper network wins (Figure 2)", "experiments",
-                f"both pairs, 6 vs 12 and 12 vs 24, cross {PAPER}", _cap("; ".join(parts)), verdict, "experiments")
+    if not crossed_in:
+        text = f"No pair crosses by the declared rule in any of the {len(quiet)} stored sweeps: {_pair_list(quiet)}."
+    else:
+        text = ("By the declared rule, " + "; ".join(crossed_in)
+                + (f"; no pair crosses in {_pair_list(quiet)}." if quiet else "."))
+    return _row("past a transition size the deeper network wins (the paper's Figure 2)", "experiments",
+                f"both pairs, 6 vs 12 and 12 vs 24, cross {PAPER}", text, verdict, "experiments")
 
 
 def transition_order_row() -> dict:
@@ -229,7 +298,7 @@ def transition_order_row() -> dict:
     both = {name: c for name, c in both.items() if len(c) >= 2}
     if not both:
         n = sum(len(pairs_verdicts.crossing(r)) for r in _readings().values())
-        return _row("the 12 vs 24 transition lies at a larger size than the 6 vs 12 one (Figure 2)", "experiments",
+        return _row("the 12 vs 24 transition lies at a larger size than the 6 vs 12 one (the paper's Figure 2)", "experiments",
                     f"yes {PAPER}", f"needs two pairs of one sweep with a transition by the declared rule; "
                     f"{'no pair has one' if n == 0 else f'{n} pair has one' if n == 1 else f'{n} pairs have one, in different sweeps'}",
                     "not testable here", "experiments")
@@ -239,7 +308,7 @@ def transition_order_row() -> dict:
     later = all(b[0] >= a[1] for a, b in zip(lows, lows[1:]))
     text = f"{pairs_verdicts.NAMES[name]}: " + ", ".join(
         f"{p['shallow']} vs {p['deep']} between {fmt.count(lo)} and {fmt.count(hi)}" for p, (lo, hi) in zip(crossed, lows))
-    return _row("the 12 vs 24 transition lies at a larger size than the 6 vs 12 one (Figure 2)", "experiments",
+    return _row("the 12 vs 24 transition lies at a larger size than the 6 vs 12 one (the paper's Figure 2)", "experiments",
                 f"yes {PAPER}", _cap(text), "agrees" if later else "differs", "experiments")
 
 
@@ -255,12 +324,14 @@ def fit_slope_row() -> dict:
             own[pairs_verdicts.NAMES[name]] = f.fit.depth_slope
     n_cross = sum(len(pairs_verdicts.crossing(r)) for r in _readings().values())
     text = ("; ".join(f"{k}: {b:.4f}" for k, b in own.items()) if own else
-            f"no fit: {n_cross} pair{'s' if n_cross != 1 else ''} with a transition by the declared rule, "
-            "and a slope needs two in one sweep")
+            ("no fit: no pair has a transition by the declared rule" if n_cross == 0 else
+             "no fit: only one pair has a transition by the declared rule" if n_cross == 1 else
+             f"no fit: {n_cross} pairs have a transition by the declared rule, in different sweeps")
+            + ", and a slope needs two in one sweep")
     verdict = "not testable here" if not own else (
         "agrees" if any(abs(b / AUTHORS_FIT.depth_slope - 1) < 0.25 for b in own.values()) else "differs")
     return _row("the transition size grows exponentially with depth: slope b of log width per layer", "guidelines",
-                f"b = {AUTHORS_FIT.depth_slope} (fit over depths 6 to 48) {SUMMARY}", _cap(text), verdict, "experiments")
+                f"b = {AUTHORS_FIT.depth_slope} (fit over depths 6 to 48) {ARXIV}", _cap(text), verdict, "experiments")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,11 +344,11 @@ def gpt3_rows() -> list[dict]:
     n_shallow = sum(g["verdict"] == "too shallow" for g in small)
     big = next(g for g in gpt3 if g["name"] == "GPT-3 175B")
     return [
-        _row("GPT-3 models up to about 10B parameters are too shallow", "guidelines", f"too shallow {SUMMARY}",
+        _row("GPT-3 models up to about 10B parameters are too shallow", "guidelines", f"too shallow {ARXIV}",
              f"{n_shallow} of {len(small)} below 10B too shallow, depth {min(g['depth_ratio'] for g in small):.2f} "
              f"to {max(g['depth_ratio'] for g in small):.2f} of the optimum",
              "agrees" if n_shallow == len(small) else "partly" if n_shallow else "differs", "guidelines"),
-        _row("GPT-3 175B is too deep for its size", "guidelines", f"too deep {SUMMARY}",
+        _row("GPT-3 175B is too deep for its size", "guidelines", f"too deep {ARXIV}",
              f"{big['verdict']}: {big['depth']} layers against the optimum {big['optimal_depth']:.1f}",
              "agrees" if big["verdict"] == "too deep" else "differs", "guidelines"),
     ]
@@ -292,11 +363,11 @@ def trillion_rows() -> list[dict]:
     depth_ok = abs(L - AUTHORS_1T_DEPTH) <= tol
     width_ok = float(f"{d:.2g}") == AUTHORS_1T_WIDTH
     return [
-        _row("optimal depth of a 1-trillion parameter network", "guidelines", f"{AUTHORS_1T_DEPTH} {SUMMARY}",
+        _row("optimal depth of a 1-trillion parameter network", "guidelines", f"{AUTHORS_1T_DEPTH} {ARXIV}",
              f"L* = {L:.1f} (tolerance ± {tol:.1f} layers)",
              "agrees" if round(L) == AUTHORS_1T_DEPTH else "agrees within the tolerance" if depth_ok else "differs",
              "guidelines"),
-        _row("optimal width of a 1-trillion parameter network", "guidelines", f"{AUTHORS_1T_WIDTH / 1e3:.0f}K {SUMMARY}",
+        _row("optimal width of a 1-trillion parameter network", "guidelines", f"{AUTHORS_1T_WIDTH / 1e3:.0f}K {ARXIV}",
              f"d* = {d:,.0f}", "agrees" if width_ok else "differs", "guidelines"),
     ]
 
@@ -364,12 +435,34 @@ def summary_sentence(table: list[dict]) -> str:
 
 
 def figure2_sentence(table: list[dict]) -> str:
-    """What the table says of Figure 2's transitions, from its row (verdict and reading)."""
+    """What the table says of the transitions of the paper's Figure 2, from its row (verdict and reading)."""
     row = next(r for r in table if r["claim"].startswith("past a transition size"))
-    head = {"agrees": "Figure 2's transitions are reproduced",
-            "partly": "Figure 2's transitions are reproduced in part",
-            "not reproduced": "Figure 2 is not reproduced by any stored sweep"}[row["agreement"]]
-    return f"{head}. By the declared rule: {row['book'][:1].lower() + row['book'][1:]}."
+    head = {"agrees": "The transitions of the paper's Figure 2 are reproduced",
+            "partly": "The transitions of the paper's Figure 2 are reproduced in part",
+            "not reproduced": "The transitions of the paper's Figure 2 are not reproduced"}[row["agreement"]]
+    return f"{head}. {row['book']}"
+
+
+def figure2_head(table: list[dict]) -> str:
+    """The verdict on the transitions of the paper's Figure 2, in one short sentence."""
+    row = next(r for r in table if r["claim"].startswith("past a transition size"))
+    return {"agrees": "One stored sweep at least reproduces the transitions of the paper's Figure 2: all its pairs cross.",
+            "partly": "Some pairs cross by the declared rule, so the paper's Figure 2 is reproduced in part.",
+            "not reproduced": "No stored sweep reproduces the transitions of the paper's Figure 2 by the declared rule."
+            }[row["agreement"]]
+
+
+def coverage_sentence() -> str:
+    """How much of the doubling sweep the experiment rows read, as a plain fact."""
+    planned = list(get_preset(pairs_verdicts.RULE_SWEEP).budgets)
+    done = pairs_verdicts.read(pairs_verdicts.RULE_SWEEP)["budgets"]
+    name = _cap(pairs_verdicts.READER_NAMES[pairs_verdicts.RULE_SWEEP])
+    if not done:
+        return f"{name} has no size with results for every seed of every depth, so its rows give it no verdict."
+    where = pairs_verdicts.span(done, planned)
+    return (f"{name} has complete results at {len(done)} of its {len(planned)} planned sizes "
+            f"({where[where.index(' ') + 1:]} non-embedding parameters), and its verdicts in the table cover "
+            f"{'that size' if len(done) == 1 else 'those sizes'}.")
 
 
 def numbers(table: list[dict] | None = None) -> dict:
@@ -384,4 +477,7 @@ def numbers(table: list[dict] | None = None) -> dict:
             "cl_summary": summary_sentence(table),
             "cl_figure2": figure2_sentence(table) if any(r["claim"].startswith("past a transition size")
                                                           for r in table) else "",
-            "cl_progress": pairs_verdicts.progress_sentence()}
+            "cl_coverage": coverage_sentence(),
+            "cl_figure2_head": figure2_head(table) if any(r["claim"].startswith("past a transition size")
+                                                          for r in table) else "",
+            "cl_target": pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"]}
