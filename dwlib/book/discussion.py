@@ -30,7 +30,9 @@ FIGURE1_MIN_WIDTH = 200
 FIGURE1_DEPTHS = (6, 12, 24, 36, 48, 207)
 #: the stored sweeps, and whether each is read on the budgets where size still pays (the
 #: experiments chapter's rule for the GPU slice, :func:`dwlib.experiments.transition.size_limited`)
-SWEEPS = {"mini": ("first CPU grid", False), "cpu-fig2": ("earlier CPU sweep", False), "gpu-slice": ("GPU pilot", True)}
+SWEEPS = {"mini": (pv.READER_NAMES["mini"].removeprefix("the "), False),
+          "cpu-fig2": (pv.READER_NAMES["cpu-fig2"].removeprefix("the "), False),
+          "gpu-slice": (pv.READER_NAMES["gpu-slice"].removeprefix("the "), True)}
 
 
 def _log10_pow3(L: int) -> float:
@@ -115,6 +117,42 @@ def gap_table() -> pd.DataFrame:
     return pd.DataFrame(out).set_index(["pair", "budget"])
 
 
+def left_out_sentence(name: str = "gpu-slice") -> str:
+    """What reading a sweep on the budgets where size still pays leaves out: the budgets dropped
+    and each pair's mean gap there, with the seeds it rests on, in one sentence."""
+    records = stored_results(name)
+    kept = {r["target_budget"] for r in _records(name)}
+    dropped = sorted({r["target_budget"] for r in records} - kept)
+    label = SWEEPS[name][0]
+    if not dropped:
+        return f"The {label} is read at every budget it trained."
+    parts = []
+    for shallow, deep in tr.adjacent_pairs(get_preset(name).depths):
+        for g in tr.paired_gaps(records, shallow, deep):
+            if g["target_budget"] in dropped:
+                v = list(g["gaps"].values())
+                parts.append(f"{float(np.mean(v)):+.3f} nats for {shallow} vs {deep} "
+                             f"({pv.words(len(v))} seed{'s' * (len(v) != 1)})")
+    where = pv._sizes(dropped)
+    kept_gaps = {}
+    for shallow, deep in tr.adjacent_pairs(get_preset(name).depths):
+        g = [x for x in tr.paired_gaps(_records(name), shallow, deep)]
+        if g:
+            kept_gaps[(shallow, deep)] = (g[-1]["target_budget"], float(np.mean(list(g[-1]["gaps"].values()))))
+    turns = []
+    for shallow, deep in tr.adjacent_pairs(get_preset(name).depths):
+        for g in tr.paired_gaps(records, shallow, deep):
+            last = kept_gaps.get((shallow, deep))
+            if g["target_budget"] in dropped and last and last[1] < 0 < np.mean(list(g["gaps"].values())):
+                turns.append(f"the {deep}-layer network's lead at {fmt.count(last[0])} does not hold at "
+                             f"{fmt.count(g['target_budget'])}")
+    return (f"The {label} is read only up to the budgets where every depth's loss still falls with size, "
+            f"which leaves out {where}: there a loss rises with size, so something other than size holds that "
+            f"network back. The gaps at {where}, deep minus shallow, are "
+            + (pv._and(parts) if parts else "not measured for both depths of any pair")
+            + (f", so {pv._and(turns)}." if turns else "."))
+
+
 def numbers() -> dict:
     """Every number the chapter's prose quotes (glue name -> value)."""
     fig1 = {r["depth"]: r for r in figure1_rows()}
@@ -136,6 +174,18 @@ def numbers() -> dict:
     def except_text(rs):  # the pairs of a group where the deeper network is not worse in every seed
         rest = [r for r in rs if not worse(r)]
         return f", except in {pairs(rest)}, where the seeds disagree" if rest else ""
+
+    def worse_text(rs):  # which pairs of a group have the deeper network worse in every seed, in English
+        yes, rest = [r for r in rs if worse(r)], [r for r in rs if not worse(r)]
+        if not rs:
+            return "no pair is in this group"
+        if not rest:
+            return ("the deeper network is worse in every seed of " + ("both" if len(rs) == 2 else "each")
+                    if len(rs) > 1 else "the deeper network is worse in every seed")
+        if not yes:
+            return "the seeds disagree on which network is ahead in " + ("both" if len(rs) == 2 else "each")
+        return (f"the deeper network is worse in every seed in {pairs(yes)}, while in {pairs(rest)} the seeds "
+                "disagree")
 
     def separated(r):  # eqs. (7)/(8) put the deeper network's lower bound above the shallower one's upper
         heads = get_preset(r["sweep"]).head_size
@@ -170,11 +220,16 @@ def numbers() -> dict:
         "ds_both_below": pairs(both_below),
         "ds_n_both_below": len(both_below),
         "ds_below_sep_n": sum(map(separated, both_below)),
+        "ds_below_sep_text": ("in none of them" if not sum(map(separated, both_below)) else
+                              f"in {sum(map(separated, both_below))} of the {len(both_below)}"),
+        "ds_gpu_left_out": left_out_sentence(),
         "ds_rule_cross": pv.of(n_rule_cross, n_rule, "pair", "crosses"),
         "ds_below_except": except_text(both_below),
+        "ds_below_worse": worse_text(both_below),
         "ds_both_above": pairs(both_above),
         "ds_n_both_above": len(both_above),
         "ds_above_except": except_text(both_above),
+        "ds_above_worse": worse_text(both_above),
         "ds_closing": pairs(closing),
         "ds_crossed": pairs(crossed),
         "ds_n_crossed": len(crossed),
@@ -199,5 +254,5 @@ def figure1_chart(max_depth: int = 48):
              "width": fmt.sci(r["log10_width"]) if r["log10_width"] >= 6 else f"{10 ** r['log10_width']:,.0f}"}
             for r in figure1_rows() if r["depth"] <= max_depth]
     refs = [{"y": math.log10(gpt3["width"]), "what": f"GPT-3 175B, width {gpt3['width']:,}"},
-            {"y": math.log10(FIGURE1_MIN_WIDTH), "what": f"Figure 1(b)'s narrowest width, {FIGURE1_MIN_WIDTH}"}]
+            {"y": math.log10(FIGURE1_MIN_WIDTH), "what": f"narrowest width of the paper's Figure 1(b), {FIGURE1_MIN_WIDTH}"}]
     return threshold_width_chart(rows, refs)
