@@ -50,12 +50,29 @@ def worst_float_case(data: dict) -> pd.Series:
     return fx[fx.exact != fx.float].iloc[-1]
 
 
+def among(n: int, total: int) -> str:
+    """How many of ``total`` cases, as English after 'agree in': 'both', 'all 3', 'none of
+    them', '2 of them'."""
+    if n == total:
+        return "both" if total == 2 else "the one" if total == 1 else f"all {total}"
+    return "none of them" if n == 0 else f"{n} of them"
+
+
+def agree_sentence(n_agree: int, n_shapes: int) -> str:
+    """Whether the repeats (primes and weight draws) of every shape gave one rank, as a sentence."""
+    if n_agree == n_shapes:
+        return f"For every one of the {n_shapes} shapes the repeats gave the same rank."
+    return (f"For {n_shapes - n_agree} of the {n_shapes} shapes the repeats gave different ranks, "
+            "and the table reports the largest.")
+
+
 def _ranks(data, ranks, r):
     lg = data["timing"]["largest"]
     t1 = ranks[ranks.theorem == 1]
     values = {
         "sm_primes": " and ".join(f"{p:,}" for p in data["primes"]),
         "sm_all_agree": "all agreed" if bool(ranks["agree"].all()) else "did not all agree",
+        "sm_agree_text": agree_sentence(int(ranks["agree"].sum()), len(ranks)),
         "sm_n_shapes": len(ranks), "sm_max_L": int(ranks.depth.max()), "sm_max_w": int(ranks.width.max()),
         "sm_N": int(data["positions"]), "sm_nprimes": len(data["primes"]), "sm_ndraws": int(data["draws"]),
         "sm_t1_need": ", ".join(f"{3 ** L + 1} at depth {L}" for L in (1, 2, 3)),
@@ -76,6 +93,8 @@ def _ranks(data, ranks, r):
     pd32 = ranks.set_index(["depth", "width"])["poly_dim"]
     values["sm_pd32"] = f"{int(pd32[(3, 2)]):,}"
     values["sm_pd32_frac"] = f"{r[(3, 2)] / pd32[(3, 2)]:.3f}"
+    values["sm_pd32_rank"] = int(r[(3, 2)])
+    values["sm_pd32_pct"] = f"{100 * r[(3, 2)] / pd32[(3, 2)]:.0f}%"
     table = ranks.assign(**{"grid growth (M, rank)": [" ".join(f"{m}:{k}" for m, k, _ in h) for h in ranks["history"]],
                             "theorem": [{1: "1", 2: "2"}.get(t, "none") for t in ranks["theorem"]]})
     table = table[["depth", "width", "rank", "agree", "grid growth (M, rank)", "poly_dim", "theorem",
@@ -139,6 +158,10 @@ def _float_vs_exact(data, ranks, r):
               "sm_fx_inexact_agree": int(((fx.exact == fx.float) & ~fx.exact_in_float64).sum()),
               "sm_fx_inexact": int((~fx.exact_in_float64).sum()),
               "sm_fx_exactable": int(fx.exact_in_float64.sum()),
+              "sm_fx_agree_text": among(int(((fx.exact == fx.float) & fx.exact_in_float64).sum()),
+                                        int(fx.exact_in_float64.sum())),
+              "sm_fx_inexact_agree_text": among(int(((fx.exact == fx.float) & ~fx.exact_in_float64).sum()),
+                                                int((~fx.exact_in_float64).sum())),
               "sm_fx_bad": f"depth {int(bad.depth)}, width {int(bad.width)}",
               "sm_fx_bad_degree": 3 ** int(bad.depth),  # the degree 3^L of the analysed model's output
               "sm_fx_bad_exact": int(bad.exact), "sm_fx_bad_float": int(bad.float),
