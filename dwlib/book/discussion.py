@@ -30,7 +30,8 @@ FIGURE1_MIN_WIDTH = 200
 FIGURE1_DEPTHS = (6, 12, 24, 36, 48, 207)
 #: the stored sweeps, and whether each is read on the budgets where size still pays (the
 #: experiments chapter's rule for the GPU slice, :func:`dwlib.experiments.transition.size_limited`)
-SWEEPS = {"mini": (pv.READER_NAMES["mini"].removeprefix("the "), False),
+SWEEPS = {pv.RULE_SWEEP: (pv.READER_NAMES[pv.RULE_SWEEP].removeprefix("the "), False),
+          "mini": (pv.READER_NAMES["mini"].removeprefix("the "), False),
           "cpu-fig2": (pv.READER_NAMES["cpu-fig2"].removeprefix("the "), False),
           "gpu-slice": (pv.READER_NAMES["gpu-slice"].removeprefix("the "), True)}
 
@@ -64,7 +65,12 @@ def figure1_table() -> pd.DataFrame:
 
 
 def _records(name: str) -> list[dict]:
+    """A sweep's records as the chapter reads them: the doubling sweep at the sizes its rule reads
+    (every seed of every depth), the GPU pilot on the budgets where size still pays."""
     records = stored_results(name)
+    if name == pv.RULE_SWEEP:
+        complete = set(pv.read(name)["budgets"])
+        return [r for r in records if r["target_budget"] in complete]
     return tr.size_limited(records) if SWEEPS[name][1] else records
 
 
@@ -80,7 +86,7 @@ def gap_rows(name: str) -> list[dict]:
         gaps = tr.paired_gaps(records, shallow, deep)
         if not gaps:
             continue
-        for end, g in (("smallest", gaps[0]), ("largest", gaps[-1])):
+        for end, g in ((("smallest", gaps[0]), ("largest", gaps[-1])) if len(gaps) > 1 else (("only", gaps[0]),)):
             n = g["target_budget"]
             w_s, w_d = width[(shallow, n)], width[(deep, n)]
             values = np.array(list(g["gaps"].values()))
@@ -108,7 +114,8 @@ def gap_table() -> pd.DataFrame:
             spread = f"{r['mean']:+.3f} ± {r['std']:.3f}" if r["std"] is not None else f"{r['mean']:+.3f}"
             out.append({
                 "pair": f"{label}, {r['shallow']} vs {r['deep']}",
-                "budget": f"{r['end']}, {fmt.count(r['target_budget'])}",
+                "budget": (f"{r['end']}, {fmt.count(r['target_budget'])}" if r["end"] != "only"
+                           else f"the one read, {fmt.count(r['target_budget'])}"),
                 "widths, against the threshold": f"{r['width_shallow']} {_regime_text(r['regime_shallow'])}, "
                                                  f"{r['width_deep']} {_regime_text(r['regime_deep'])}",
                 "gap, deep - shallow (nats)": spread,
@@ -153,15 +160,26 @@ def left_out_sentence(name: str = "gpu-slice") -> str:
             + (f", so {pv._and(turns)}." if turns else "."))
 
 
+def rule_scope() -> str:
+    """Where the doubling sweep enters the table: the sizes its rule reads, in one sentence."""
+    done = pv.read(pv.RULE_SWEEP)["budgets"]
+    name = pv.READER_NAMES[pv.RULE_SWEEP]
+    if not done:
+        return f"{name[:1].upper() + name[1:]} has no size with every seed of every depth, so it is not in the table."
+    return (f"{name[:1].upper() + name[1:]} enters {pv.span(done, get_preset(pv.RULE_SWEEP).budgets)}, "
+            f"the size{'s' * (len(done) > 1)} at which every depth has every seed.")
+
+
 def numbers() -> dict:
     """Every number the chapter's prose quotes (glue name -> value)."""
     fig1 = {r["depth"]: r for r in figure1_rows()}
     rows = [r for name in SWEEPS for r in gap_rows(name)]
-    small = [r for r in rows if r["end"] == "smallest"]
-    large = [r for r in rows if r["end"] == "largest"]
+    small = [r for r in rows if r["end"] in ("smallest", "only")]
+    large = [r for r in rows if r["end"] in ("largest", "only")]
     both_below = [r for r in small if r["regime_shallow"] == r["regime_deep"] == "depth-efficient"]
     both_above = [r for r in small if r["regime_shallow"] == r["regime_deep"] == "depth-inefficient"]
-    closing = [r for r, s in zip(large, small) if r["mean"] < s["mean"]]
+    first = {(r["sweep"], r["shallow"]): r for r in small}
+    closing = [r for r in large if r["end"] == "largest" and r["mean"] < first[(r["sweep"], r["shallow"])]["mean"]]
     crossed = [r for r in large if r["mean"] < 0]
 
     def pairs(rs):
@@ -215,6 +233,10 @@ def numbers() -> dict:
         "ds_gap_min": min((r["mean"] for r in small if worse(r)), default=float("nan")),
         "ds_gap_max": max((r["mean"] for r in small if worse(r)), default=float("nan")),
         "ds_not_worse": pairs([r for r in small if not worse(r)]),
+        "ds_exceptions": ("there is no exception" if all(map(worse, small)) else
+                          f"the exception{' is' if sum(not worse(r) for r in small) == 1 else 's are'} "
+                          + pairs([r for r in small if not worse(r)])),
+        "ds_rule_scope": rule_scope(),
         "ds_std_max": max(r["std"] for r in small if r["std"] is not None),
         "ds_one_seed": pairs([r for r in small if r["n_seeds"] == 1]),
         "ds_both_below": pairs(both_below),
