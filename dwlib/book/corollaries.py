@@ -27,7 +27,7 @@ READING_NAMES = {
     "as_written": "eq. (7) as printed",
     "deep_natural_log": "deep side in natural logs",
     "natural_log_throughout": "natural logs throughout",
-    "deep_log3_width": "deep side with log3 d_x",
+    "deep_log3_width": "deep side with the width, not width \u2212 H",
     "a_without_log3_2": "a without its \u2212log3 2",
     "deep_3^(L-1)": "deep side with 3^(L\u22121)",
     "deep_depth_L-1": "deep side one layer short",
