@@ -33,6 +33,7 @@ from dwlib.experiments.presets import PRESETS, get_preset
 from dwlib.train import data as data_lib
 from dwlib.train import loop, process
 from dwlib.train import pack as pack_lib
+from dwlib.train import rundir
 from dwlib.train.config import TrainConfig
 
 
@@ -116,7 +117,7 @@ def _refuse_unused(args, mode: str, names) -> None:
     require(not given, f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} nothing {mode}")
 
 
-# --- env (owner: bounds) ------------------------------------------------------------------
+# --- env ------------------------------------------------------------------------------------------
 
 
 def _add_env(sub) -> None:
@@ -134,7 +135,7 @@ def _run_env(args) -> int:
     return 0
 
 
-# --- bounds, corollary1 (owner: bounds) -----------------------------------------------------
+# --- bounds, corollary1 ---------------------------------------------------------------------------
 
 
 def _add_bounds(sub) -> None:
@@ -181,7 +182,7 @@ def _run_corollary1(args) -> int:
     return 0
 
 
-# --- seprank (owner: seprank) ---------------------------------------------------------------
+# --- seprank --------------------------------------------------------------------------------------
 
 
 def _add_seprank(sub) -> None:
@@ -243,7 +244,7 @@ def _run_seprank(args) -> int:
     return 0
 
 
-# --- train (owner: training) ----------------------------------------------------------------
+# --- train ----------------------------------------------------------------------------------------
 
 
 def _add_train(sub) -> None:
@@ -282,7 +283,7 @@ def _run_train(args) -> int:
     process.check_environment(out=out, cache_dir=args.cache_dir, backend=False)
     result = loop.train(cfg, progress=not args.no_progress, verbose=not args.json)
     if args.json:
-        print_json({**result, "config": cfg.to_dict()})
+        print_json({**result, "config": rundir.config_fields(cfg.to_dict())})  # as config.json stores it
     else:
         loss, rate = result["eval_loss"], result["tokens_per_s"]
         print(f"{result['status']}: {result['steps_done']} steps, eval loss {'none' if loss is None else loss}, "
@@ -290,7 +291,7 @@ def _run_train(args) -> int:
     return 0 if result["status"] == "completed" else 1
 
 
-# --- pack (owner: training) -----------------------------------------------------------------
+# --- pack -----------------------------------------------------------------------------------------
 
 
 def _add_pack(sub) -> None:
@@ -339,7 +340,7 @@ def _run_install_pack(args) -> int:
     return 0
 
 
-# --- sweep (owner: training) ----------------------------------------------------------------
+# --- sweep ----------------------------------------------------------------------------------------
 
 
 def _add_sweep(sub) -> None:
@@ -394,7 +395,7 @@ def _run_sweep(args) -> int:
     return 1 if records.counts["failed"] else 0  # a run that failed twice: the sweep is not done
 
 
-# --- advise (owner: guidelines) -------------------------------------------------------------
+# --- advise ---------------------------------------------------------------------------------------
 
 
 def _add_advise(sub) -> None:

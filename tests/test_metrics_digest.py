@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from dwlib.errors import StateError
 from dwlib.experiments.records import record
-from dwlib.train import checkpoint
-from dwlib.train.checkpoint import DIGEST, SEAL, TIMINGS, read_json
+from dwlib.train import rundir
 from dwlib.train.config import TrainConfig
-from dwlib.train.loop import _result_problem, train
+from dwlib.train.loop import train
+from dwlib.train.rundir import DIGEST, SEAL, TIMINGS, read_json
 
 TEXT = ("Mr. Speaker, the state of the union is strong; we have paid our debts, kept our word, "
         "and built roads, schools and ports from sea to shining sea. ")
@@ -69,13 +69,13 @@ def same_as_reference(world: Path, run: Path) -> None:
     assert (run / "metrics.jsonl").read_bytes() == (world / "reference" / "metrics.jsonl").read_bytes()
     done, ref = (json.loads((d / "result.json").read_text()) for d in (run, world / "reference"))
     assert untimed(done) == untimed(ref)
-    assert done[DIGEST] == checkpoint.metrics_digest(run) and done[SEAL] == checkpoint.seal(done)
+    assert done[DIGEST] == rundir.metrics_digest(run) and done[SEAL] == rundir.seal(done)
 
 
 def test_a_finished_run_stores_the_digests_of_its_files(world):
     ref = world / "reference"
     result = json.loads((ref / "result.json").read_text())
-    assert result[DIGEST] == checkpoint.metrics_digest(ref) and result[SEAL] == checkpoint.seal(result)
+    assert result[DIGEST] == rundir.metrics_digest(ref) and result[SEAL] == rundir.seal(result)
     assert record(ref)["eval_loss"] == result["eval_loss"]
 
 
@@ -209,5 +209,5 @@ def test_a_changed_byte_never_gives_another_record_or_summary(world, tmp_path_fa
     except StateError as err:
         assert "\n" not in str(err)
         return
-    if _result_problem(done, run, cfg) is None:
+    if rundir.result_problem(run, done, cfg.steps, cfg.eval_interval) is None:
         assert untimed(done) == untimed(summary)

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from dwlib.errors import InputError
-from dwlib.train.checkpoint import metric_line, parse_metric
 from dwlib.train.config import TrainConfig
+from dwlib.train.rundir import metric_line, parse_metric
 
 
 @pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
@@ -27,7 +27,7 @@ def test_a_peak_rate_past_float32_is_refused_in_one_line():
 
 
 def _run_dir(tmp_path, eval_loss=4.5, train_loss=None):
-    from dwlib.train.checkpoint import metric_line as line
+    from dwlib.train.rundir import metric_line as line
     d = tmp_path / "run"
     d.mkdir(exist_ok=True)
     (d / "config.json").write_text(json.dumps({"depth": 1, "width": 16, "heads": 2, "seed": 0, "steps": 2,

@@ -7,10 +7,10 @@ import orbax.checkpoint as ocp
 import pytest
 
 from dwlib.errors import InputError
-from dwlib.train.checkpoint import read_metrics
 from dwlib.train.config import TrainConfig
 from dwlib.train.loop import train
 from dwlib.train.multi import train_group
+from dwlib.train.rundir import read_metrics
 
 
 def tiny(corpus, **kw):

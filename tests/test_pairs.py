@@ -116,7 +116,7 @@ def _fake_training(best_lr):
             meta = {**env, "key": row["key"], "target_budget": group["point"].target_budget, "wall_seconds": 1.0,
                     "group": {"stage": group["stage"], "runs": len(todo), "wall_seconds": 1.0, "tokens_per_s": 1.0,
                               "chunk": sweep.chunk}}
-            out.append(gs._commit(row, curve, lambda k: 1.0, meta, info, log))
+            out.append(gs._commit(row, curve, meta, info, log))
         return out
     return fake
 

@@ -21,9 +21,9 @@ import pytest
 from dwlib import cli
 from dwlib.errors import InputError, StateError
 from dwlib.store import exclusive
-from dwlib.train.checkpoint import read_metrics
 from dwlib.train.config import TrainConfig
 from dwlib.train.loop import train
+from dwlib.train.rundir import read_metrics
 
 TEXT = ("Mr. Speaker, the state of the union is strong; we have paid our debts, kept our word, "
         "and built roads, schools and ports from sea to shining sea. ")

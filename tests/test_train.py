@@ -13,9 +13,9 @@ import pytest
 
 from dwlib import cli
 from dwlib.errors import InputError
-from dwlib.train.checkpoint import read_metrics
 from dwlib.train.config import TrainConfig, run_key
 from dwlib.train.loop import train
+from dwlib.train.rundir import read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 STORED = sorted(ROOT.glob("results/*/runs/*/config.json"))
@@ -62,6 +62,18 @@ def test_the_curve_is_stored_once(corpus, tmp_path):
     assert len(losses) == 4 and [e["step"] for e in evals] == [0, 4]
 
 
+def test_a_run_directory_stores_no_machine_path_and_no_learning_rate(corpus, tmp_path):
+    """config.json holds what the run computes, not where it ran (its output and cache
+    directories); metrics.jsonl holds the losses, not the rate the schedule gives each step."""
+    cfg = tiny(corpus, steps=4, out_dir=str(tmp_path / "r"), cache_dir=str(tmp_path / "cache"))
+    train(cfg, progress=False, verbose=False)
+    stored = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert "out_dir" not in stored and "cache_dir" not in stored
+    assert TrainConfig.from_dict(stored).replace(out_dir=cfg.out_dir, cache_dir=cfg.cache_dir) == cfg
+    lines = [json.loads(line) for line in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
+    assert len(lines) == 6 and not any("lr" in rec for rec in lines)
+
+
 def test_divergence_is_recorded_not_raised(corpus, tmp_path):
     result = train(tiny(corpus, lr=1e9, warmup=0.0, clip_norm=1e30, out_dir=str(tmp_path / "d")),
                    progress=False, verbose=False)
@@ -74,7 +86,7 @@ def test_eight_devices_give_the_losses_of_one(corpus, tmp_path):
     """The batch split over 8 simulated CPU devices computes what one device computes."""
     script = textwrap.dedent(f"""
         import json, sys
-        from dwlib.train.checkpoint import read_metrics
+        from dwlib.train.rundir import read_metrics
         from dwlib.train.config import TrainConfig
         from dwlib.train.loop import train
         cfg = TrainConfig.from_dict(dict(depth=1, width=32, vocab_size=300, seq_len=32, batch_size=8, steps=6,

@@ -22,7 +22,7 @@ renames) is trained again whole, as it was composed, and only its missing runs a
 every run is what its whole group gives, bit for bit (a smaller group gives it only up to float
 rounding, tests/test_multi.py: issue 39 met eval 5.643881 where the whole group gives 5.643529).
 Each ``result.json`` stores the SHA-256 of its ``metrics.jsonl`` and of its own fields, as a
-single run's does (:func:`dwlib.train.checkpoint.sealed`), so an edit is found when it is read.
+single run's does (:func:`dwlib.train.rundir.write_run`), so an edit is found when it is read.
 A run's temporary ``.<key>.<pid>.group`` left by a process killed in its commit is removed when
 a sweep starts, once that process is gone.
 """
@@ -38,7 +38,6 @@ import time
 from pathlib import Path
 
 import jax
-import numpy as np
 from tqdm.auto import tqdm
 
 from dwlib.errors import StateError, require_int
@@ -46,9 +45,10 @@ from dwlib.experiments import selection
 from dwlib.experiments import sweep_state as base
 from dwlib.experiments.presets import Sweep, get_preset
 from dwlib.experiments.records import record
-from dwlib.store import exclusive, write_json, write_lines
-from dwlib.train.checkpoint import check_out_dir, metric_line, sealed
+from dwlib.store import exclusive
 from dwlib.train import data as data_lib
+from dwlib.train import rundir
+from dwlib.train.checkpoint import check_out_dir
 from dwlib.train.config import TrainConfig, run_key
 from dwlib.train.memory import check_fits
 from dwlib.train.model import parameter_counts
@@ -109,7 +109,7 @@ def plan(sweep: Sweep, out, shard: tuple[int, int] = (0, 1)) -> list[dict]:
     return [r for g in groups(sweep, out, shard) for r in g["rows"]]
 
 
-def _curve_lines(curve: dict, steps: int, unit, peak: float) -> tuple[list[str], dict]:
+def _curve_lines(curve: dict, steps: int) -> tuple[list[str], dict]:
     """The run's metrics lines in the single-run order, and its outcome: status, diverged step,
     final losses (a non-finite evaluation ends a run as diverged, as in the single loop)."""
     losses, evals = list(curve["losses"]), list(curve["evals"])
@@ -122,38 +122,28 @@ def _curve_lines(curve: dict, steps: int, unit, peak: float) -> tuple[list[str],
     elif diverged is not None:
         losses = losses + [math.nan]  # the step that diverged, logged as the loop logs it
         evals = [e for e in evals if e["step"] < diverged]
-    by_step = {e["step"]: e for e in evals}
-    lines = [metric_line(dict(by_step[0]))] if 0 in by_step else []
-    for k, value in enumerate(losses, start=1):
-        lines.append(metric_line({"step": k, "loss": value, "lr": float(unit(k - 1)) * peak}))
-        if k in by_step:
-            lines.append(metric_line(dict(by_step[k])))
     completed = diverged is None
     last = evals[-1] if evals and completed else {}
-    finite = [v for v in losses if math.isfinite(v)]
-    return lines, {"status": "completed" if completed else "diverged", "diverged_step": diverged,
-                   "steps_done": steps if completed else diverged, "eval_loss": last.get("eval_loss"),
-                   "select_loss": last.get("select_loss"),
-                   "train_loss": float(np.mean(finite[-20:])) if finite else None}
+    return rundir.curve_lines(losses, evals), {
+        "status": "completed" if completed else "diverged", "diverged_step": diverged,
+        "steps_done": steps if completed else diverged, "eval_loss": last.get("eval_loss"),
+        "select_loss": last.get("select_loss"), "train_loss": rundir.train_loss(losses)}
 
 
-def _commit(row: dict, curve: dict, unit, meta: dict, run_info: dict, log) -> tuple[str, int]:
+def _commit(row: dict, curve: dict, meta: dict, run_info: dict, log) -> tuple[str, int]:
     """Write one run's directory under a temporary name and rename it into place; its outcome and
     whether an unfinished directory of the run was set aside for it (0 or 1)."""
     cfg, dest = row["config"], row["dir"]
-    lines, outcome = _curve_lines(curve, cfg.steps, unit, cfg.optim.lr)
+    lines, outcome = _curve_lines(curve, cfg.steps)
     tokens = outcome["steps_done"] * cfg.batch_size * cfg.model.seq_len
-    result = {**outcome, "parameters": parameter_counts(cfg.model), "tokens_seen": tokens,
-              "tokens_per_s": run_info["tokens_per_s"], "seconds_this_session": run_info["seconds"],
-              "devices": run_info["devices"], "corpus": run_info["corpus"], "trainer": "group"}
+    result = rundir.summary(**outcome, parameters=parameter_counts(cfg.model), tokens_seen=tokens,
+                            tokens_per_s=run_info["tokens_per_s"], seconds=run_info["seconds"],
+                            devices=run_info["devices"], corpus=run_info["corpus"], trainer="group")
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.group")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        write_json(tmp / "config.json", cfg.replace(out_dir=str(dest)).to_dict())
-        write_lines(tmp / "metrics.jsonl", lines)
-        write_json(tmp / "result.json", sealed(result, tmp))  # with its metrics' digest, as a single run's
-        write_json(tmp / "sweep_meta.json", meta)
+        rundir.write_run(tmp, cfg.to_dict(), lines, result, meta)  # the result sealed with its metrics' digest
         set_aside = int(dest.exists())
         if set_aside and (refused := base.move_aside(dest, f"run {dest.name}: an unfinished or corrupt run "
                                                            "directory, replaced by its group's run", log)):
@@ -192,7 +182,7 @@ def _train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, pr
         meta = {**env, "key": row["key"], "target_budget": p.target_budget, "wall_seconds": round(seconds / len(rows), 2),
                 "group": {"stage": group["stage"], "runs": len(rows), "wall_seconds": round(seconds, 2),
                           "tokens_per_s": round(len(rows) * run_tokens / seconds, 1), "chunk": sweep.chunk}}
-        outcomes.append(_commit(row, curve, steps.unit_schedule, meta, info, log))
+        outcomes.append(_commit(row, curve, meta, info, log))
     return outcomes
 
 

@@ -1,15 +1,15 @@
 """The records of a sweep: one line per finished run, read from the run directories.
 
 A sweep's results directory holds ``sweep.json`` and ``runs/<key>/`` for every run (its
-``config.json``, ``metrics.jsonl``, ``result.json`` and ``sweep_meta.json``; see
-:mod:`dwlib.train.checkpoint`). :func:`collect` turns the finished runs into records: config,
+``config.json``, ``metrics.jsonl``, ``result.json`` and ``sweep_meta.json``, read by
+:func:`dwlib.train.rundir.read_run`). :func:`collect` turns the finished runs into records: config,
 budget on both axes (``budget``: non-embedding parameters, the paper's; ``total_params``: with
 embeddings), ``narrow`` (width below 200), peak rate, final losses (held-out; training;
 ``select_loss`` on the validation split where the run has one), the evaluation curve, the
 training curve thinned to about 100 window means, wall time, hardware, git commit. A run whose
 files are torn, garbage or do not agree (a result without its evaluations, fewer losses than
 steps, losses other than its summary's, a ``metrics.jsonl`` or ``result.json`` edited after the
-run ended: :func:`dwlib.train.checkpoint.digest_problem`) has no record: :func:`record`
+run ended: :func:`dwlib.train.rundir.digest_problem`) has no record: :func:`record`
 raises StateError naming the run and the file, and a sweep sets that run aside
 (``<out>/set-aside/``) and trains it anew. Nothing here duplicates a run's data on disk;
 ``scripts/publish_sweep.py`` writes the records into the package (``dwlib/data/sweeps``) so
@@ -25,13 +25,13 @@ from collections import Counter
 from pathlib import Path
 
 from dwlib import fmt
-from dwlib.errors import InputError, StateError, require
+from dwlib.errors import InputError, require
 from dwlib.experiments import selection
 from dwlib.experiments.presets import WIDE, Sweep
 from dwlib.store import packaged_text
-from dwlib.train.checkpoint import digest_problem, read_metrics, summary_problem
+from dwlib.train import rundir
 
-UNRECORDED = ("out_dir", "cache_dir")  # config fields that say where a run was, not what it was
+UNRECORDED = rundir.WHERE  # config fields that say where a run was, not what it was (absent from new runs)
 
 
 def record(run_dir: Path) -> dict:
@@ -47,13 +47,7 @@ def record(run_dir: Path) -> dict:
     here trusts a file it has not checked.
     """
     run_dir = Path(run_dir)
-    result, cfg = _json(run_dir, "result.json"), _json(run_dir, "config.json")
-    meta = _json(run_dir, "sweep_meta.json", optional=True) or {}
-    try:
-        losses, evals = read_metrics(run_dir)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-        raise _bad(run_dir, "metrics.jsonl", _why(e)) from None
-    _check_result(run_dir, result, cfg, losses, evals)
+    result, cfg, meta, losses, evals = rundir.read_run(run_dir)
     params = result["parameters"]
     return {
         "key": run_dir.name, "sweep": meta.get("sweep"), "status": result["status"],
@@ -72,69 +66,6 @@ def record(run_dir: Path) -> dict:
         **({"group": meta["group"]} if "group" in meta else {}),
         "config": {k: v for k, v in cfg.items() if k not in UNRECORDED},
     }
-
-
-def _bad(run_dir: Path, name: str, why: str) -> StateError:
-    return StateError(f"run {run_dir.name}: {name} {why}")
-
-
-def _why(e: Exception) -> str:
-    if isinstance(e, FileNotFoundError):
-        return "is missing"
-    if isinstance(e, json.JSONDecodeError):
-        return f"is not JSON (line {e.lineno}: {e.msg})"
-    if isinstance(e, UnicodeDecodeError):
-        return "is not UTF-8 text"
-    if isinstance(e, KeyError):
-        return f"has a line without {e}"
-    return f"cannot be read ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
-
-
-def _json(run_dir: Path, name: str, optional: bool = False) -> dict | None:
-    """A JSON object file of the run, or StateError; None for an absent optional one."""
-    path = run_dir / name
-    if optional and not path.exists():
-        return None
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise _bad(run_dir, name, _why(e)) from None
-    if not isinstance(obj, dict):
-        raise _bad(run_dir, name, f"holds a {type(obj).__name__}, not an object")
-    return obj
-
-
-_RESULT_FIELDS = ("status", "diverged_step", "steps_done", "eval_loss", "train_loss", "parameters",
-                  "tokens_seen", "tokens_per_s")
-_CONFIG_FIELDS = ("depth", "width", "heads", "seed", "steps", "eval_interval")
-
-
-def _check_result(run_dir: Path, result: dict, cfg: dict, losses: list, evals: list) -> None:
-    """StateError unless the result, the config and the curve are whole and agree."""
-    for name, obj, fields in (("result.json", result, _RESULT_FIELDS), ("config.json", cfg, _CONFIG_FIELDS)):
-        missing = [f for f in fields if f not in obj]
-        if missing:
-            raise _bad(run_dir, name, f"lacks {', '.join(missing)}")
-    if not isinstance(result["parameters"], dict) or "non_embedding" not in result["parameters"]:
-        raise _bad(run_dir, "result.json", "lacks parameters.non_embedding")
-    status, steps = result["status"], result["steps_done"]
-    if status == "completed":
-        if steps != cfg["steps"]:
-            raise _bad(run_dir, "result.json", f"reports {steps} steps of a {cfg['steps']}-step run as completed")
-        if result["eval_loss"] is None or (cfg["eval_interval"] and not evals):
-            raise _bad(run_dir, "result.json", "reports a completed run without evaluations")
-        if cfg["eval_interval"] and evals[-1]["step"] != steps:
-            raise _bad(run_dir, "metrics.jsonl", f"ends its evaluations at step {evals[-1]['step']}, not {steps}")
-    elif status == "diverged":
-        if result["diverged_step"] != steps:
-            raise _bad(run_dir, "result.json", f"reports divergence at step {result['diverged_step']} "
-                                               f"but {steps} steps done")
-    else:
-        raise _bad(run_dir, "result.json", f"has an unknown status {status!r}")
-    if len(losses) != steps:  # one loss per step (the diverged step's non-finite one included)
-        raise _bad(run_dir, "metrics.jsonl", f"holds {len(losses)} training losses for {steps} steps")
-    if (problem := summary_problem(result, losses, evals) or digest_problem(result, run_dir)) is not None:
-        raise StateError(f"run {run_dir.name}: {problem}")
 
 
 def window(steps: int, points: int = 100) -> int:
@@ -165,7 +96,7 @@ def collect(out: str | os.PathLike) -> list[dict]:
     shape's choice (:func:`dwlib.experiments.selection.mark`)."""
     runs = sorted(Path(out).glob("runs/*/result.json"))
     records = sorted((record(p.parent) for p in runs), key=lambda r: (r["depth"], r["width"], r["seed"]))
-    definition = _json(Path(out), "sweep.json", optional=True) or {}
+    definition = rundir.json_object(Path(out), "sweep.json", optional=True) or {}
     if len(definition.get("lrs") or ()) > 1 and any(r["select_loss"] is not None for r in records):
         seeds = definition["seeds"][:definition.get("select_seeds") or len(definition["seeds"])]
         records = selection.mark(records, selection.choose(records, seeds, definition.get("exclude") or ()))

@@ -32,8 +32,9 @@ from dwlib.experiments.sweep_state import (FATAL_ERRNOS, OUTCOMES, Outcome, chec
                                            stderr_line)
 from dwlib.experiments.presets import Sweep, get_preset
 from dwlib.experiments.records import record, thin, window
-from dwlib.store import exclusive, write_json
-from dwlib.train.checkpoint import check_out_dir, read_metrics
+from dwlib.store import exclusive
+from dwlib.train import rundir
+from dwlib.train.checkpoint import check_out_dir
 from dwlib.train.config import TrainConfig, run_key
 from dwlib.train.loop import train
 from dwlib.train.process import hardware, prepare_process
@@ -93,8 +94,8 @@ def run(sweep: Sweep | str, out: str | os.PathLike, shard: tuple[int, int] = (0,
     env = {"sweep": sweep.name, "hardware": hardware(), "git_commit": git_commit()}
     meta = {r["key"]: {**env, "key": r["key"], "target_budget": r["point"].target_budget} for r in rows}
     for r in rows:  # finished, but killed before its sweep_meta.json: no wall time to tell
-        if r["state"] == "done" and not (r["dir"] / "sweep_meta.json").exists():
-            write_json(r["dir"] / "sweep_meta.json", {**meta[r["key"]], "wall_seconds": None})
+        if r["state"] == "done" and not (r["dir"] / rundir.SWEEP_META).exists():
+            rundir.write_sweep_meta(r["dir"], {**meta[r["key"]], "wall_seconds": None})
     tasks = [(r["config"].replace(out_dir=str(r["dir"]), cache_dir=cache_dir).to_dict(), meta[r["key"]])
              for r in todo]
     label = f"sweep {sweep.name} shard {shard[0]}/{shard[1]}"
@@ -127,8 +128,8 @@ def _attempt(task, log) -> tuple[str, int]:
             return "busy", 0
         state, reason = run_state(run_dir)
         if state == "done":  # finished by another process since this one planned
-            if not (run_dir / "sweep_meta.json").exists():
-                write_json(run_dir / "sweep_meta.json", {**task[1], "wall_seconds": None})
+            if not (run_dir / rundir.SWEEP_META).exists():
+                rundir.write_sweep_meta(run_dir, {**task[1], "wall_seconds": None})
             return "before", 0
         set_aside = 0
         for _ in range(2):  # train; when its files turn out corrupt, set them aside and train once more
@@ -152,7 +153,7 @@ def _train_one(task) -> dict:
     t0 = time.perf_counter()
     train(fields, progress=False, verbose=False)
     run_dir = Path(fields["out_dir"])
-    write_json(run_dir / "sweep_meta.json", {**meta, "wall_seconds": round(time.perf_counter() - t0, 2)})
+    rundir.write_sweep_meta(run_dir, {**meta, "wall_seconds": round(time.perf_counter() - t0, 2)})
     return record(run_dir)
 
 
@@ -170,7 +171,7 @@ def replay(rec: dict, steps: int = 100, cache_dir: str | None = None) -> dict:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dwlib-replay-") as tmp:
         train(cfg.replace(out_dir=tmp), progress=False, verbose=False, stop_after=steps)
-        live_train, live_evals = read_metrics(tmp)
+        live_train, live_evals = rundir.read_metrics(tmp)
     seconds = time.perf_counter() - t0
     live_eval = {e["step"]: e["eval_loss"] for e in live_evals}
     thinned = dict(thin(live_train, width=window(cfg.steps)))  # the stored run's windows

@@ -1,16 +1,11 @@
-"""A run's directory: its config, its metrics, its checkpoints and its result.
+"""A run's checkpoints, and the run directory as one training process holds it (:class:`RunDir`).
 
-Files in ``out_dir``:
-
-- ``config.json``: the flat :class:`~dwlib.train.config.TrainConfig` (written first);
-- ``metrics.jsonl``: the curve, one line per training step (``step``, ``loss``, ``lr``) and one
-  per evaluation (``step``, ``eval_loss``); the only copy of it. Strict JSON: a non-finite value
-  is written as ``null`` with a flag, ``{"step": 7, "loss": null, "nonfinite": "nan", ...}``;
-- ``checkpoints/``: orbax checkpoints of parameters, optimiser state and step, with what the run
-  was computed from (seed, corpus fingerprint, devices); each holds ``dwlib_files.json``, the
-  SHA-256 of every file orbax wrote for it, checked before orbax reads it;
-- ``result.json``: the run's summary, written when it ends (no curve: that is in metrics.jsonl);
-- ``.lock``: held by the process training the run (:func:`dwlib.store.exclusive`).
+The files themselves (``config.json``, ``metrics.jsonl``, ``result.json``) are written and read
+by :mod:`dwlib.train.rundir`. Here: ``checkpoints/``, orbax checkpoints of parameters, optimiser
+state and step, with what the run was computed from (seed, corpus fingerprint, devices) and the
+SHA-256 of ``metrics.jsonl`` up to their step; each holds ``dwlib_files.json``, the SHA-256 of
+every file orbax wrote for it, checked before orbax reads it. And ``.lock``, held by the process
+training the run (:func:`dwlib.store.exclusive`).
 
 Crash consistency: the metrics a checkpoint covers are flushed and fsynced *before* the
 checkpoint is written, so a process killed at any moment leaves metrics that reach at least its
@@ -23,18 +18,12 @@ run is deterministic: only time is lost). A checkpoint computed from another cor
 another number of devices is refused (:class:`~dwlib.errors.StateError`), never mixed in
 (checkpoints written before these were recorded are checked for the seed only).
 
-Edits: each checkpoint stores the SHA-256 of ``metrics.jsonl`` as it was when the checkpoint was
-written (the lines up to its step), and ``result.json`` stores the digest of the whole file
-(``metrics_sha256``). A checkpoint whose lines were edited since (a loss changed in place, still a
-well-formed line) is passed over like one whose lines are torn: its parameters are sound, but the
-curve before it is not the one it computed, and the curve cannot be recomputed without training
-again, so the run resumes from an older checkpoint whose lines are intact (or from step 0) and
-writes those steps' lines again, exactly as they first were. ``result.json`` also stores the
-digest of its own other fields but the timings (``result_sha256``, :func:`seal`). A completed run whose
-``metrics.jsonl`` or ``result.json`` no longer has its digest is not a result
-(:func:`digest_problem`: the trainer completes it again, a sweep's records set it aside).
-Checkpoints and results written before the digests existed (the stored sweeps' runs) have none
-and are read as before, unchecked for edits.
+Edits: a checkpoint whose metrics lines were edited since it was written (a loss changed in
+place, still a well-formed line) is passed over like one whose lines are torn: its parameters
+are sound, but the curve before it is not the one it computed, and the curve cannot be
+recomputed without training again, so the run resumes from an older checkpoint whose lines are
+intact (or from step 0) and writes those steps' lines again, exactly as they first were.
+Checkpoints written before the digests existed have none and are read as before.
 """
 
 from __future__ import annotations
@@ -44,7 +33,6 @@ import errno
 import hashlib
 import json
 import logging
-import math
 import os
 import shutil
 import stat
@@ -52,15 +40,13 @@ import sys
 from pathlib import Path
 
 import jax
-import numpy as np
 import orbax.checkpoint as ocp
 
 from dwlib.errors import StateError, require
 from dwlib.store import is_temporary, write_lines, write_text
-from dwlib.train.process import PROBE_PREFIX, check_writable
-
-NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-
+from dwlib.train.process import PROBE_PREFIX, check_writable  # one write probe for every output directory, its file told apart
+from dwlib.train.rundir import (CONFIG, DIGEST, METRICS, first_line, lines_digest, metric_line, metrics_digest,
+                                metrics_gap, parse_metric, read_lines, schedule, sealed, write_config, write_result)
 
 def check_out_dir(out_dir: str | os.PathLike) -> Path:
     """The output directory as an absolute path; InputError unless it can be created and written
@@ -69,192 +55,6 @@ def check_out_dir(out_dir: str | os.PathLike) -> Path:
     require(str(out_dir).strip() != "", "the output directory must be a non-empty path")
     path = Path(out_dir).expanduser().absolute()
     return check_writable(path, "output directory", directory=True)
-
-
-def read_json(path: Path) -> dict | None:
-    """A JSON object file's content, None when the file is absent; StateError (one line) when it is
-    not a JSON object."""
-    if not path.exists():
-        return None
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise StateError(f"{path} cannot be read ({type(err).__name__}: {_first_line(err)}): "
-                         "restore it, or delete the run directory to start again") from None
-    if not isinstance(obj, dict):
-        raise StateError(f"{path} holds a {type(obj).__name__}, not a JSON object: restore it, "
-                         "or delete the run directory to start again")
-    return obj
-
-
-def _first_line(err: BaseException) -> str:
-    return (str(err).strip().splitlines() or [""])[0][:200]
-
-
-# ---------------------------------------------------------------------------------------------
-# Metrics: strict JSON lines
-
-
-def metric_line(rec: dict) -> str:
-    """One record as a strict JSON line: a non-finite loss becomes null with a ``nonfinite`` flag;
-    any other non-finite number (a learning rate past float32's range) becomes null."""
-    for name in ("loss", "eval_loss"):
-        if name in rec and not math.isfinite(rec[name]):
-            rec = {**rec, name: None, "nonfinite": str(rec[name])}  # 'nan', 'inf' or '-inf'
-    rec = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in rec.items()}
-    return json.dumps(rec, allow_nan=False)
-
-
-def parse_metric(line: str) -> dict | None:
-    """A metrics line as a record (non-finite values restored as floats), or None if it is not one."""
-    try:
-        rec = json.loads(line, parse_constant=lambda name: NONFINITE.get(name.lower().replace("infinity", "inf")))
-    except ValueError:
-        return None
-    if not isinstance(rec, dict) or type(rec.get("step")) is not int or rec["step"] < 0:
-        return None
-    name = "loss" if "loss" in rec else "eval_loss" if "eval_loss" in rec else None
-    value = rec.get(name)
-    if value is None and rec.get("nonfinite") in NONFINITE:
-        rec[name] = NONFINITE[rec["nonfinite"]]
-    elif name is None or not isinstance(value, (int, float)) or isinstance(value, bool):
-        return None
-    return rec
-
-
-def read_metrics(out_dir: str | os.PathLike) -> tuple[list[float], list[dict]]:
-    """``(train_losses, evals)`` of a run directory: the loss of each step in order (a non-finite
-    one as a float nan or inf), and the evaluations as ``{"step", "eval_loss"}``. ValueError
-    naming the line when a line is not a metrics record."""
-    losses, evals = [], []
-    for i, line in enumerate((Path(out_dir) / "metrics.jsonl").read_text(encoding="utf-8").splitlines()):
-        rec = parse_metric(line)
-        if rec is None:
-            raise ValueError(f"line {i + 1} of {Path(out_dir) / 'metrics.jsonl'} is not a metrics record")
-        (losses.append(rec["loss"]) if "loss" in rec else evals.append(rec))
-    return losses, evals
-
-
-def schedule(step: int, steps: int, eval_interval: int) -> list[tuple[str, int]]:
-    """The records a run writes up to ``step``, in order: ("eval", 0), ("loss", 1), ...; an
-    evaluation every ``eval_interval`` steps and at the last step (none with an interval of 0)."""
-    out = [("eval", 0)] if eval_interval else []
-    for k in range(1, step + 1):
-        out.append(("loss", k))
-        if eval_interval and (k % eval_interval == 0 or k == steps):
-            out.append(("eval", k))
-    return out
-
-
-def metrics_gap(records: list, step: int, steps: int, eval_interval: int) -> str | None:
-    """Why ``records`` (parsed lines, None for an unreadable one) do not hold the curve up to
-    ``step`` exactly, or None when they do."""
-    want = schedule(step, steps, eval_interval)
-    for i, expected in enumerate(want):
-        if i >= len(records):
-            return f"ends after {len(records)} lines, short of step {step}"
-        rec = records[i]
-        if rec is None:
-            return f"line {i + 1} is not a metrics record"
-        got = ("loss" if "loss" in rec else "eval", rec["step"])
-        if got != expected:
-            return f"line {i + 1} holds the {got[0]} of step {got[1]} where the {expected[0]} of step " \
-                   f"{expected[1]} is due"
-        if not math.isfinite(rec.get("loss", rec.get("eval_loss"))):
-            return f"line {i + 1} holds a non-finite value"
-    if len(records) > len(want) and records[len(want)] is not None and records[len(want)]["step"] <= step:
-        return f"line {len(want) + 1} holds a second record of step {records[len(want)]['step']}"
-    return None
-
-
-def metrics_problem(out_dir: Path, step: int, steps: int, eval_interval: int) -> str | None:
-    """Why ``out_dir/metrics.jsonl`` does not hold the curve up to ``step`` exactly, or None."""
-    if not (out_dir / "metrics.jsonl").exists():
-        return "metrics.jsonl is missing"
-    gap = metrics_gap(_records(out_dir / "metrics.jsonl"), step, steps, eval_interval)
-    return None if gap is None else f"metrics.jsonl {gap}"
-
-
-def summary_problem(result: dict, losses: list, evals: list) -> str | None:
-    """Why a completed run's summary does not say what its metrics hold, or None: its held-out
-    (and validation) loss must be the last evaluation's, its training loss the mean of the last
-    20 steps' losses (as both trainers compute it)."""
-    if result.get("status") != "completed" or not evals:
-        return None
-    last, finite = evals[-1], [v for v in losses if math.isfinite(v)]
-    checks = [("eval_loss", result.get("eval_loss"), last.get("eval_loss")),
-              ("train_loss", result.get("train_loss"), float(np.mean(finite[-20:])) if finite else None)]
-    if "select_loss" in last or result.get("select_loss") is not None:
-        checks.append(("select_loss", result.get("select_loss"), last.get("select_loss")))
-    for name, stored, measured in checks:
-        same = stored == measured or (isinstance(stored, float) and isinstance(measured, float)
-                                      and math.isclose(stored, measured, rel_tol=1e-9, abs_tol=1e-12))
-        if not same:
-            return f"result.json's {name} {stored} is not the {measured} its metrics.jsonl holds"
-    return None
-
-
-DIGEST = "metrics_sha256"  # result.json's field: the SHA-256 of metrics.jsonl's bytes when the run ended
-SEAL = "result_sha256"  # result.json's field: the SHA-256 of its other fields but the timings (canonical JSON)
-TIMINGS = ("tokens_per_s", "seconds_this_session")  # a summary's measured times: outside its seal
-
-
-def metrics_digest(out_dir: str | os.PathLike) -> str:
-    """The SHA-256 (hex) of ``out_dir/metrics.jsonl``'s bytes; OSError when it cannot be read."""
-    return hashlib.sha256((Path(out_dir) / "metrics.jsonl").read_bytes()).hexdigest()
-
-
-def seal(result: dict) -> str:
-    """The SHA-256 of a summary's fields (JSON, sorted keys) but its timings (``TIMINGS``:
-    they differ from session to session, so that two runs computing the same thing have the same
-    summary and seal but for them) and ``result_sha256`` itself: stored in it, it tells an edited
-    value (a loss, a count, a fingerprint) from the one written."""
-    rest = {k: v for k, v in result.items() if k != SEAL and k not in TIMINGS}
-    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode("ascii")).hexdigest()  # NaN: an edit, hashed
-
-
-def sealed(result: dict, out_dir: str | os.PathLike) -> dict:
-    """``result`` with the digest of ``out_dir/metrics.jsonl`` and its own seal added (in place)."""
-    result[DIGEST] = metrics_digest(out_dir)
-    result[SEAL] = seal(result)
-    return result
-
-
-def _lines_digest(lines: list[str]) -> str:
-    """The SHA-256 of the file these lines were read from, when each ended in a newline."""
-    return hashlib.sha256("".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def digest_problem(result: dict, out_dir: str | os.PathLike) -> str | None:
-    """Why a completed or diverged run's ``result.json`` is not as it was written (a value edited:
-    its seal differs) or ``out_dir/metrics.jsonl`` is not the file it was written with (a line
-    edited, even to another well-formed line), or None. A result with neither ``result_sha256``
-    nor ``metrics_sha256`` was written before results stored them (the runs behind the published
-    sweeps among them): it is read as before, unchecked for edits."""
-    if SEAL not in result and DIGEST not in result:
-        return None
-    if result.get(SEAL) != seal(result):
-        return "result.json is not as it was written (its values do not give its result_sha256): it was edited " \
-               "or damaged after the run ended"
-    try:
-        actual = metrics_digest(out_dir)
-    except OSError as err:
-        return f"metrics.jsonl cannot be read ({type(err).__name__}: {_first_line(err)})"
-    if actual != result[DIGEST]:
-        return (f"metrics.jsonl is not the file its result.json was written with (SHA-256 {actual[:12]}..., "
-                f"result.json records {str(result[DIGEST])[:12]}...): it was edited or damaged after the run ended")
-    return None
-
-
-def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
-    except FileNotFoundError:
-        return []
-
-
-def _records(path: Path) -> list:
-    return [parse_metric(line) for line in _lines(path)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,9 +66,9 @@ def check_run_dir(path: Path) -> None:
     but what dwlib writes before ``config.json``: the ``.lock``, a write probe, the temporary file
     of ``config.json`` itself (another process creating the run, or one killed while writing it).
     A directory of other files is never taken over."""
-    if path.is_dir() and not (path / "config.json").exists():
+    if path.is_dir() and not (path / CONFIG).exists():
         others = sorted(p.name for p in path.iterdir() if p.name != ".lock" and not p.name.startswith(PROBE_PREFIX)
-                        and not is_temporary(p.name, "config.json"))
+                        and not is_temporary(p.name, CONFIG))
         if others:
             raise StateError(f"output directory {str(path)!r} is not empty ({', '.join(others[:3])}"
                              f"{', ...' if len(others) > 3 else ''}) and holds no dwlib run (no config.json): "
@@ -321,7 +121,7 @@ def _files_problem(step_dir: Path) -> str | None:
         want = json.loads((step_dir / FILE_DIGESTS).read_text(encoding="utf-8"))
         got = _file_digests(step_dir)
     except (OSError, ValueError) as err:
-        return f"{type(err).__name__}: {_first_line(err)[:120]}"
+        return f"{type(err).__name__}: {first_line(err)[:120]}"
     if not isinstance(want, dict):
         return f"{FILE_DIGESTS} is not a JSON object"
     for rel in sorted(set(want) | set(got)):
@@ -382,7 +182,7 @@ class RunDir:
         devices); it is stored with each checkpoint."""
         self.path, self.lead, self.config, self.data = path, lead, config, data
         if lead:
-            write_text(path / "config.json", json.dumps(config, indent=2, allow_nan=False) + "\n")
+            write_config(path, config)
             _finish_deleting(path / "checkpoints")
         with _orbax_quiet():  # it reads the existing checkpoints' metadata
             self.manager = ocp.CheckpointManager(path / "checkpoints", options=ocp.CheckpointManagerOptions(
@@ -392,7 +192,7 @@ class RunDir:
     def restore(self, state: dict) -> tuple[dict, int, list[float], list[dict]]:
         """``(state, step, train_losses, evals)`` from the newest usable checkpoint (or the given
         state at step 0), with ``metrics.jsonl`` cut back to that step and opened for appending."""
-        lines = _lines(self.path / "metrics.jsonl")
+        lines = read_lines(self.path / METRICS)
         records = [parse_metric(line) for line in lines]
         steps, interval = self.config["steps"], self.config["eval_interval"]
         notes, start = [], 0
@@ -412,8 +212,8 @@ class RunDir:
                   file=sys.stderr, flush=True)
         kept = records[:len(schedule(start, steps, interval))] if start else []
         if self.lead:
-            write_lines(self.path / "metrics.jsonl", [metric_line(rec) for rec in kept])
-            self.metrics = open(self.path / "metrics.jsonl", "a", encoding="utf-8")
+            write_lines(self.path / METRICS, [metric_line(rec) for rec in kept])
+            self.metrics = open(self.path / METRICS, "a", encoding="utf-8")
         return (state, start, [r["loss"] for r in kept if "loss" in r],
                 [{"step": r["step"], "eval_loss": r["eval_loss"]} for r in kept if "eval_loss" in r])
 
@@ -436,7 +236,7 @@ class RunDir:
             require(int(restored["meta"]["step"]) == step, "its step is not its name")
         except Exception as err:  # orbax, TensorStore, JSON: a torn or overwritten file
             notes.append(f"the checkpoint at step {step} cannot be read ({type(err).__name__}: "
-                         f"{_first_line(err)[:120]})")
+                         f"{first_line(err)[:120]})")
             return None
         for name, value in self.data.items():
             if name in stored and stored[name] != value and name != "next_step":
@@ -448,7 +248,7 @@ class RunDir:
             raise StateError(f"the checkpoint at step {step} in {str(self.path)!r} says it continues at "
                              f"step {stored['next_step']}: delete the run directory to start again")
         digest = restored["meta"].get(DIGEST)  # absent in checkpoints written before it was stored
-        if digest is not None and digest != _lines_digest(lines):
+        if digest is not None and digest != lines_digest(lines):
             notes.append(f"metrics.jsonl up to step {step} is not what it was when the checkpoint at step {step} "
                          "was written (a line edited), so that checkpoint cannot be used")
             return None
@@ -530,7 +330,7 @@ class RunDir:
             self.metrics.close()
             self.metrics = None
         if result is not None and self.lead:
-            write_text(self.path / "result.json", json.dumps(result, indent=2, allow_nan=False) + "\n")
+            write_result(self.path, result)
         self.manager.close()
 
 

@@ -14,7 +14,8 @@ exactly as if it had not stopped. The run directory is locked while a process tr
 or infinite loss (training or held-out) ends the run with ``status: "diverged"`` at that step
 instead of an exception, so that a sweep goes on. The pieces: the process set-up
 (:mod:`~dwlib.train.process`), the optimiser (:mod:`~dwlib.train.optim`), the sharded step
-(:mod:`~dwlib.train.step`) and the run's files (:mod:`~dwlib.train.checkpoint`).
+(:mod:`~dwlib.train.step`), the checkpoints (:mod:`~dwlib.train.checkpoint`) and the run's files
+(:mod:`~dwlib.train.rundir`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from dwlib.errors import StateError
 from dwlib.store import check_kinds, exclusive
 from dwlib.train import batches
 from dwlib.train import data as data_lib
-from dwlib.train.checkpoint import (RunDir, check_out_dir, check_run_dir, digest_problem, metrics_problem, read_json,
-                                    read_metrics, summary_problem)
+from dwlib.train import rundir
+from dwlib.train.checkpoint import RunDir, check_out_dir, check_run_dir
 from dwlib.train.config import TrainConfig, check_same_run
 from dwlib.train.memory import check_fits
 from dwlib.train.model import init_params, parameter_counts
@@ -44,7 +45,6 @@ from dwlib.train.process import data_devices, prepare_process
 from dwlib.train.step import Steps, make_mesh, make_steps
 
 CHUNK = 10  # steps whose losses are fetched from the device at once
-RUN_FILES = (".lock", "config.json", "metrics.jsonl", "result.json")  # and checkpoints/, a directory
 
 
 @dataclasses.dataclass
@@ -69,7 +69,7 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
     already finished. The run directory is locked for the whole call: a second process on it gets
     a one-line :class:`~dwlib.errors.StateError`. ``stop_after`` ends this call after that many
     steps without a summary, as a kill would (for tests). The curve is in ``out_dir/metrics.jsonl``
-    (:func:`dwlib.train.checkpoint.read_metrics`).
+    (:func:`dwlib.train.rundir.read_metrics`).
     """
     cfg = (TrainConfig.from_dict(config) if isinstance(config, dict) else config).validate()
     prepare_process()
@@ -112,7 +112,7 @@ def _claimed(out: Path | None, lead: bool):
     if out is None or not lead:
         yield
         return
-    check_kinds(out, files=RUN_FILES, dirs=("checkpoints",))  # a directory where a file belongs, or the reverse
+    check_kinds(out, files=rundir.RUN_FILES, dirs=(rundir.CHECKPOINTS,))  # a directory where a file belongs, or the reverse
     check_run_dir(out)  # a foreign directory is refused before the lock file is created in it
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
@@ -130,12 +130,12 @@ def _finished(out: Path, cfg: TrainConfig) -> dict | None:
     """The stored summary of a finished run in ``out``, or None. StateError or InputError (one
     line) when ``out`` holds an unreadable config or another run's; a summary that does not agree
     with the run's metrics is removed (the run is completed again from its checkpoints)."""
-    if (stored := read_json(out / "config.json")) is None:
+    if (stored := rundir.read_json(out / rundir.CONFIG)) is None:
         return None
     check_same_run(stored, cfg, str(out))
     try:
-        done = read_json(out / "result.json")
-        why = None if done is None else _result_problem(done, out, cfg)
+        done = rundir.read_json(out / rundir.RESULT)
+        why = None if done is None else rundir.result_problem(out, done, cfg.steps, cfg.eval_interval)
     except StateError as err:
         done, why = None, str(err).split(": restore it")[0]
     if why is None and done is not None:
@@ -159,31 +159,6 @@ def _check_same_ops(stored: dict, cfg: TrainConfig, out: Path) -> None:
         raise StateError(f"run {str(out)!r} was trained with --ops {old} up to its checkpoint at step {steps[-1]}; "
                          f"resuming it with --ops {cfg.model.ops} would mix two implementations in one run: "
                          f"resume with --ops {old}, or use another --out")
-
-
-def _result_problem(done: dict, out: Path, cfg: TrainConfig) -> str | None:
-    """Why a stored summary cannot be trusted (incomplete, not what its metrics hold, or its
-    metrics edited since it was written: :func:`~dwlib.train.checkpoint.digest_problem`; a summary
-    from before summaries stored that digest is not checked for edits), or None."""
-    missing = [k for k in SUMMARY_KEYS if k not in done]
-    if missing:
-        return f"result.json lacks {', '.join(missing)}"
-    if done["status"] == "completed":
-        if not (isinstance(done["eval_loss"], float) and math.isfinite(done["eval_loss"])):
-            return "result.json has no final evaluation"
-        if (problem := metrics_problem(out, cfg.steps, cfg.steps, cfg.eval_interval)) is not None:
-            return problem
-        try:
-            return summary_problem(done, *read_metrics(out)) or digest_problem(done, out)
-        except (OSError, ValueError) as err:
-            return f"its metrics cannot be read ({err})"
-    if done["status"] == "diverged":
-        try:
-            ok = done["steps_done"] == done["diverged_step"] == len(read_metrics(out)[0])
-        except (OSError, ValueError) as err:
-            return f"its metrics cannot be read ({err})"
-        return digest_problem(done, out) if ok else "result.json does not match metrics.jsonl"
-    return f"result.json has an unknown status {done['status']!r}"
 
 
 def _start(cfg: TrainConfig, steps: Steps, run_dir: RunDir | None) -> tuple[dict, Progress]:
@@ -260,7 +235,7 @@ def _record_chunk(steps: Steps, prog: Progress, chunk: list, start: int, seconds
     if first > start:
         prog.timed_steps, prog.timed_seconds = prog.timed_steps + len(chunk), prog.timed_seconds + seconds
     for i, value in enumerate(chunk):
-        log({"step": first + i + 1, "loss": value, "lr": float(steps.schedule(first + i))})
+        log({"step": first + i + 1, "loss": value})
         if not math.isfinite(value):  # the run ends here: it saw the tokens of this step, no more
             prog.status, prog.diverged_step, prog.step = "diverged", first + i + 1, first + i + 1
             break
@@ -274,21 +249,12 @@ def _summary(cfg: TrainConfig, prog: Progress, corpus, n_devices: int, seconds: 
     """The run's summary (``result.json``): outcome, final losses, size, throughput, hardware."""
     completed = prog.status == "completed"
     tokens_per_step = cfg.batch_size * cfg.model.seq_len
-    return {
-        "status": prog.status,
-        "diverged_step": prog.diverged_step,
-        "steps_done": prog.step if completed else prog.diverged_step,
-        "eval_loss": prog.evals[-1]["eval_loss"] if completed else None,
-        "train_loss": float(np.mean(prog.losses[-20:])) if prog.losses else None,
-        "parameters": parameter_counts(cfg.model),
-        "tokens_seen": prog.step * tokens_per_step,
-        "tokens_per_s": round(prog.timed_steps * tokens_per_step / prog.timed_seconds, 1)
-        if prog.timed_seconds else None,
-        "seconds_this_session": round(seconds, 2),
-        "devices": {"backend": jax.default_backend(), "count": n_devices, "processes": jax.process_count()},
-        "corpus": {"name": cfg.corpus, "tokens": corpus.meta["tokens"], "fingerprint": corpus.meta["fingerprint"]},
-    }
-
-
-SUMMARY_KEYS = ("status", "diverged_step", "steps_done", "eval_loss", "train_loss", "parameters", "tokens_seen",
-                "tokens_per_s", "seconds_this_session", "devices", "corpus")
+    return rundir.summary(
+        status=prog.status, diverged_step=prog.diverged_step,
+        steps_done=prog.step if completed else prog.diverged_step,
+        eval_loss=prog.evals[-1]["eval_loss"] if completed else None, train_loss=rundir.train_loss(prog.losses),
+        parameters=parameter_counts(cfg.model), tokens_seen=prog.step * tokens_per_step,
+        tokens_per_s=round(prog.timed_steps * tokens_per_step / prog.timed_seconds, 1) if prog.timed_seconds else None,
+        seconds=round(seconds, 2),
+        devices={"backend": jax.default_backend(), "count": n_devices, "processes": jax.process_count()},
+        corpus={"name": cfg.corpus, "tokens": corpus.meta["tokens"], "fingerprint": corpus.meta["fingerprint"]})
