@@ -330,5 +330,5 @@ def size_sentence(reading: dict, head_size: int) -> str:
         return ""
     tail = (" The size difference favours the deeper network in one pair and the shallower one in the other."
             if len(signs) == 2 else "")
-    return (f"Widths are whole numbers of heads of {head_size}, so the two networks of a pair are not exactly "
-            f"equal in size: {'; '.join(parts)} non-embedding parameters.{tail}")
+    return (f"Rounding widths to whole heads of {head_size} leaves the two networks of a pair unequal in size: "
+            f"{'; '.join(parts)} non-embedding parameters.{tail}")
