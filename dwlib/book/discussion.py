@@ -115,7 +115,7 @@ def gap_table() -> pd.DataFrame:
             out.append({
                 "pair": f"{label}, {r['shallow']} vs {r['deep']}",
                 "budget": (f"{r['end']}, {fmt.count(r['target_budget'])}" if r["end"] != "only"
-                           else f"the one read, {fmt.count(r['target_budget'])}"),
+                           else f"the size read, {fmt.count(r['target_budget'])}"),
                 "widths, against the threshold": f"{r['width_shallow']} {_regime_text(r['regime_shallow'])}, "
                                                  f"{r['width_deep']} {_regime_text(r['regime_deep'])}",
                 "gap, deep - shallow (nats)": spread,
