@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from common import fail, parse_shape  # beside this script
+
 SHAPES = ["1,32,2,512,32,300", "1,32,2,1024,32,1000", "2,128,2,128,128,1000", "1,64,4,256,64,4000",
           "2,64,4,256,32,1000"]
 
@@ -41,22 +43,6 @@ loop.train(cfg, progress=False, verbose=False)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"growth": peak - base}))
 """
-
-
-def fail(message: str) -> None:
-    """Bad input or a failed run: one line on stderr, exit status 2."""
-    print(f"memory.py: error: {message}", file=sys.stderr)
-    raise SystemExit(2)
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
-    try:
-        shape = tuple(int(v) for v in text.split(","))
-    except ValueError:
-        shape = ()
-    if len(shape) != 6 or min(shape) < 1:
-        fail(f"shape {text!r} is not six positive integers (depth,width,heads,seq_len,batch,vocab)")
-    return shape
 
 
 def measure(shape: tuple[int, ...], folder: Path) -> dict:
@@ -100,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", nargs="+", default=SHAPES, help="depth,width,heads,seq_len,batch,vocab")
     parser.add_argument("--json", action="store_true", help="one JSON object per shape")
     args = parser.parse_args(argv)
-    shapes = [parse_shape(s) for s in args.shapes]
+    shapes = [parse_shape(s, 6, "six positive integers (depth,width,heads,seq_len,batch,vocab)")
+              for s in args.shapes]
     from dwlib.train import process
     process.prepare_process()
     with tempfile.TemporaryDirectory(prefix="dwlib-memory-") as tmp:

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from common import fail, parse_shape  # beside this script
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -33,22 +35,6 @@ def _throughput():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def fail(message: str) -> None:
-    """Bad input: one line on stderr, exit status 2."""
-    print(f"ops_ablation.py: error: {message}", file=sys.stderr)
-    raise SystemExit(2)
-
-
-def parse_shape(text: str) -> tuple[int, int, int]:
-    try:
-        shape = tuple(int(v) for v in text.split(","))
-    except ValueError:
-        shape = ()
-    if len(shape) != 3 or min(shape) < 1 or shape[1] % shape[2]:
-        fail(f"shape {text!r} is not depth,width,heads with heads dividing width")
-    return shape
 
 
 def variants() -> dict:
@@ -95,7 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.steps < 2:
         fail(f"--steps must be at least 2, got {args.steps}")
-    shapes = [parse_shape(s) for s in args.shapes]
+    what = "depth,width,heads with heads dividing width"
+    shapes = [parse_shape(s, 3, what) for s in args.shapes]
+    for text, (_, width, heads) in zip(args.shapes, shapes):
+        if width % heads:
+            fail(f"shape {text!r} is not {what}")
     from dwlib.train.process import prepare_process
     prepare_process()
     bench = _throughput()

@@ -16,6 +16,8 @@ import json
 import subprocess
 import sys
 
+from common import fail, parse_shape  # beside this script
+
 SHAPES = ["1,2,1,4", "1,8,1,4", "1,16,2,4", "1,4,2,6", "2,2,1,4", "2,3,1,4"]
 
 RUN = """
@@ -30,28 +32,12 @@ print(json.dumps({"last_grid": m["history"][-1][0], "estimated_seconds": m["esti
 """
 
 
-def fail(message: str) -> None:
-    """Bad input: one line on stderr, exit status 2."""
-    print(f"seprank_estimate.py: error: {message}", file=sys.stderr)
-    raise SystemExit(2)
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
-    try:
-        shape = tuple(int(v) for v in text.split(","))
-    except ValueError:
-        shape = ()
-    if len(shape) != 4 or min(shape) < 1:
-        fail(f"shape {text!r} is not four positive integers (depth,width,heads,positions)")
-    return shape
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shapes", nargs="+", default=SHAPES, help="depth,width,heads,positions")
     parser.add_argument("--json", action="store_true", help="one JSON object per shape")
     args = parser.parse_args(argv)
-    shapes = [parse_shape(s) for s in args.shapes]
+    shapes = [parse_shape(s, 4, "four positive integers (depth,width,heads,positions)") for s in args.shapes]
     if not args.json:
         print(f"{'shape (L,d_x,H,N)':>18} {'grids to M':>10} {'estimate s':>10} {'measured s':>10} {'ratio':>6}")
     for shape in shapes:

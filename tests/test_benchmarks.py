@@ -19,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 
 
+sys.path.insert(0, str(BENCH))  # as when a benchmark runs: its folder first, for the helpers it shares (common.py)
+
+
 def _script(name: str):
     """benchmarks/<name>.py imported by path (the benchmarks are scripts, not a package)."""
     spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")

@@ -42,6 +42,8 @@ from tqdm.auto import tqdm
 
 from dwlib.errors import StateError, require_int
 from dwlib.experiments import selection
+# Sideways, within experiments: the results directory's state (run states, claim, set-aside) that
+# this runner shares with the run-by-run one (sweep.py).
 from dwlib.experiments import sweep_state as base
 from dwlib.experiments.presets import Sweep, get_preset
 from dwlib.experiments.records import record

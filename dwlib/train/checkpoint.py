@@ -44,7 +44,9 @@ import orbax.checkpoint as ocp
 
 from dwlib.errors import StateError, require
 from dwlib.store import is_temporary, write_lines, write_text
-from dwlib.train.process import PROBE_PREFIX, check_writable  # one write probe for every output directory, its file told apart
+# Sideways, within train: the one write probe of every output directory, and its file's name (told
+# apart from a foreign file in a directory that holds no run yet).
+from dwlib.train.process import PROBE_PREFIX, check_writable
 from dwlib.train.rundir import (CONFIG, DIGEST, METRICS, first_line, lines_digest, metric_line, metrics_digest,
                                 metrics_gap, parse_metric, read_lines, schedule, sealed, write_config, write_result)
 
@@ -295,7 +297,8 @@ class RunDir:
                     shutil.rmtree(tmp, ignore_errors=True)
             if isinstance(err, OSError) or "No space left" not in str(err):
                 raise
-            raise OSError(errno.ENOSPC, f"no space left on device for the checkpoint at step {step} in {self.path}") from None
+            raise OSError(errno.ENOSPC, f"no space left on device for the checkpoint at step {step} "
+                                        f"in {self.path}") from None
         if self.lead:
             step_dir = self.path / "checkpoints" / str(step)
             write_text(step_dir / FILE_DIGESTS, json.dumps(_file_digests(step_dir), indent=1) + "\n")
