@@ -1,0 +1,62 @@
+"""The Discussion's generated sentences against the stored runs, recomputed here: the budgets the
+GPU pilot's reading leaves out and the gaps there, and the doubling sweep entering the gap table
+only at the sizes its rule reads."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from dwlib import fmt
+from dwlib.book import discussion
+from dwlib.book import pairs_verdicts as pv
+from dwlib.experiments import transition as tr
+from dwlib.experiments.records import stored_results
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_gpu_pilots_left_out_budgets_and_their_gaps_are_said():
+    records = stored_results("gpu-slice")
+    dropped = sorted({r["target_budget"] for r in records} - {r["target_budget"] for r in tr.size_limited(records)})
+    text = discussion.left_out_sentence("gpu-slice")
+    if not dropped:
+        assert text == "The GPU pilot is read at every budget it trained."
+        return
+    for b in dropped:
+        assert fmt.count(b) in text
+    loss = {(r["depth"], r["target_budget"], r["seed"]): r["eval_loss"] for r in records
+            if r["eval_loss"] is not None and math.isfinite(r["eval_loss"])}
+    for shallow, deep in ((6, 12), (12, 24)):
+        for b in dropped:
+            gaps = [loss[(deep, b, s)] - loss[(shallow, b, s)] for (L, bb, s) in loss
+                    if L == shallow and bb == b and (deep, b, s) in loss]
+            if gaps:
+                assert f"{sum(gaps) / len(gaps):+.3f} nats for {shallow} vs {deep}" in text
+
+
+def test_the_doubling_sweep_enters_the_gap_table_at_its_complete_sizes_only():
+    lines = (ROOT / "dwlib" / "data" / "sweeps" / "cpu-pairs.jsonl").read_text().splitlines()
+    recs = [json.loads(x) for x in lines if x.strip()]
+    recs = [r for r in recs if r.get("chosen") and r["status"] == "completed" and r.get("eval_loss") is not None]
+    seeds = {r["seed"] for r in recs}
+    want = {(L, s) for L in (2, 4, 8) for s in seeds}
+    have: dict[float, set] = {}
+    for r in recs:
+        have.setdefault(r["target_budget"], set()).add((r["depth"], r["seed"]))
+    complete = sorted(b for b, got in have.items() if want <= got)
+    rows = discussion.gap_rows(pv.RULE_SWEEP)
+    assert {r["target_budget"] for r in rows} <= set(complete)
+    if complete:
+        assert {r["target_budget"] for r in rows if r["end"] in ("smallest", "only")} == {complete[0]}
+        assert fmt.count(complete[0]) in discussion.rule_scope()
+    else:
+        assert not rows
+
+
+@pytest.mark.parametrize("word", ["under way", "so far", " yet"])
+def test_no_progress_bulletin(word):
+    assert word not in discussion.rule_scope() and word not in discussion.left_out_sentence("gpu-slice")
