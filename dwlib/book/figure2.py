@@ -205,7 +205,8 @@ def numbers() -> dict:
         "fx_old_cross_text": pv.of(sum(x["crosses by the rule"] == "yes" for x in earlier), len(earlier), "pair", "crosses"),
         "fx_reproduced": reproduced_sentence(r, earlier),
         "fx_budgets": pv._sizes(preset.budgets), "fx_n_seeds": len(preset.seeds),
-        "fx_n_select": preset.select_seeds, "fx_tokens_m": rule["tokens_per_run"] / 1e6,
+        "fx_n_select": preset.select_seeds, "fx_n_select_words": pv.words(preset.select_seeds),
+        "fx_n_seeds_words": pv.words(len(preset.seeds)), "fx_tokens_m": rule["tokens_per_run"] / 1e6,
         "fx_rates": ", ".join(f"{x:g}" for x in preset.lrs), "fx_level": rule["level"],
         "fx_target": rule["half_width_target"],
         "fx_authors": "; ".join(f"{s} vs {d} between {fmt.count(lo)} and {fmt.count(hi)}"
