@@ -110,7 +110,8 @@ def _file_digests(step_dir: Path) -> dict[str, str]:
             path = Path(root) / name
             rel = path.relative_to(step_dir).as_posix()
             if rel not in (FILE_DIGESTS, _STEP_METADATA):
-                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+                with open(path, "rb") as f:  # read in blocks: an array's file may be large
+                    out[rel] = hashlib.file_digest(f, "sha256").hexdigest()
     return dict(sorted(out.items()))
 
 
