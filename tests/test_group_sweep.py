@@ -3,6 +3,7 @@ first seed, the other seeds at the rate chosen on the validation split, each gro
 whole and never trained again, run directories a single run would have written."""
 
 import dataclasses
+import json
 import subprocess
 
 import numpy as np
@@ -130,6 +131,9 @@ def test_a_sweep_killed_between_two_commits_retrains_the_whole_group_bit_for_bit
     lines, _ = gs._curve_lines(curves[0][1], cfg.steps)
     assert (out / "runs" / rows[1]["key"] / "metrics.jsonl").read_text() == "".join(x + "\n" for x in lines)
     assert rc.record(out / "runs" / rows[1]["key"])["group"]["runs"] == 2
+    stored = json.loads((out / "runs" / rows[1]["key"] / "config.json").read_text())  # what it computes, not where
+    assert "out_dir" not in stored and "cache_dir" not in stored and run_key(stored) == rows[1]["key"]
+    assert not any('"lr"' in x for x in lines)  # the schedule gives each step's rate: not stored
 
 
 def test_group_presets_refuse_unknown_rules(corpus, tmp_path):
