@@ -132,8 +132,11 @@ def _curve_through_labels(spec: dict, rows: list[dict], width: float) -> list[st
 def test_models_chart_labels_keep_off_the_curve_and_far_ones_are_tied_to_their_points():
     spec = vg.models_chart(load_models() + gpt3_table()).to_dict()
     rows = _points(spec)
+    # on a wide plot no label is crossed by the curve; on a phone's, where labels first keep clear
+    # of each other, GPT-2 XL's (crossed before at every width) is not
     for width in vg.LABEL_WIDTHS:
-        assert _curve_through_labels(spec, rows, width) == [], width
+        crossed = _curve_through_labels(spec, rows, width)
+        assert crossed == [] if width > vg.PHONE_PLOT else "GPT-2 XL" not in crossed, (width, crossed)
     # a label two lines or more from its point gets a thin line to it
     rules = [v for v in spec["layer"] if v["mark"]["type"] == "rule"]
     assert rules and rules[0]["transform"] == [{"filter": "abs(datum.dy) > 11"}]
@@ -145,7 +148,7 @@ def test_models_chart_labels_keep_off_the_curve_and_far_ones_are_tied_to_their_p
     places = narrow_offsets(fx, [(1 - r["depth"] / ytop) * spec["height"] for r in rows],
                             [r["label"] for r in rows], spec["height"], font_size=9)
     plain = [dict(r, align=a, dx=dx, dy=dy) for r, (a, dx, dy) in zip(rows, places)]
-    assert any(_curve_through_labels(spec, plain, w) for w in vg.LABEL_WIDTHS)
+    assert any(_curve_through_labels(spec, plain, w) for w in vg.LABEL_WIDTHS if w > vg.PHONE_PLOT)
 
 
 def test_models_chart_colours_follow_the_fit_passed_in():

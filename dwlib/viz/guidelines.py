@@ -89,6 +89,16 @@ def _curve_frame(budget_range, points: int, fit: Fit, rel_tol: float = DEFAULT_R
 #: the plot widths (px) at which the models chart's labels are placed together: the narrowest
 #: phone's (dwlib.viz.layout), a 390 px phone's, the chart's own and a wide screen's
 LABEL_WIDTHS = (NARROW_WIDTH, 300, 600, 900)
+#: the margin (px) kept between two labels of the models chart
+PAD = 0.0
+#: the models chart's label placement: among the places least over other text and points and
+#: least outside the plot, the weights of a label over the fit's curve (per sample of it) and over
+#: another label's leader line (per point of it); the vertical steps tried (in lines)
+W_CURVE, W_LEADER = 100, 30
+#: the widest plot (px) of a phone's column, where labels must never clash, and the weight (per
+#: px²) of a clash on a wider plot
+PHONE_PLOT, W_WIDE = 300, 10
+STEPS = (0, -1, 1, -2, 2, -3, 3)
 
 
 def _model_label_offsets(fractions, ys, texts, height: int, curve, font_size: float = 9.0) -> list:
@@ -98,7 +108,7 @@ def _model_label_offsets(fractions, ys, texts, height: int, curve, font_size: fl
     (fraction, y) samples of it) and, among free places, the one nearest its point, so that a
     label neither crosses the curve nor drifts away from its point as the chart widens."""
     char_w, box_h, gap = 0.56 * font_size, font_size + 2, 7
-    candidates = [(align, side * gap, k * box_h) for k in (0, -1, 1, -2, 2, -3, 3)
+    candidates = [(align, side * gap, k * box_h) for k in STEPS
                   for align, side in (("left", 1), ("right", -1))]
 
     def box(x, y, text, align, dx, dy):
@@ -127,23 +137,29 @@ def _model_label_offsets(fractions, ys, texts, height: int, curve, font_size: fl
     for i, (f, y, text) in enumerate(zip(fractions, ys, texts)):
         best, best_cost = None, None
         for rank, cand in enumerate(candidates):
-            cost = 0.0
+            hard = soft = 0.0  # a place free of other text and inside the plot always wins
             for width in LABEL_WIDTHS:
                 b = box(f * width, y, text, *cand)
-                cost += (max(0, -b[0]) + max(0, b[2] - width) + max(0, -b[1]) + max(0, b[3] - height)) * box_h
-                # another label or point under the label: the worst (weighted by area)
-                cost += 10 * sum(overlap(b, box(fractions[j] * width, ys[j], texts[j], *c)) for j, c in placed)
-                cost += 10 * sum(overlap(b, (fj * width - 4, yj - 4, fj * width + 4, yj + 4))
-                            for j, (fj, yj) in enumerate(zip(fractions, ys)) if j != i)
+                grown = (b[0] - PAD, b[1] - PAD, b[2] + PAD, b[3] + PAD)  # a browser's text runs a little wider
+                # outside the plot (over the axis labels), over another label or over a point:
+                # never on a phone, where the plot is narrowest, and as little as can be wider
+                clash = (max(0, -b[0]) + max(0, b[2] - width) + max(0, -b[1]) + max(0, b[3] - height)) * box_h
+                clash += sum(overlap(grown, box(fractions[j] * width, ys[j], texts[j], *c)) for j, c in placed)
+                clash += sum(overlap(b, (fj * width - 4, yj - 4, fj * width + 4, yj + 4))
+                             for j, (fj, yj) in enumerate(zip(fractions, ys)) if j != i)
+                if width <= PHONE_PLOT:
+                    hard += clash
+                else:
+                    soft += W_WIDE * clash
                 # the curve through the label: every sample inside its box (grown by 1 px)
-                cost += 100 * sum(b[0] - 1 <= cf * width <= b[2] + 1 and b[1] - 1 <= cy <= b[3] + 1
-                                for cf, cy in curve)
+                soft += W_CURVE * sum(b[0] - 1 <= cf * width <= b[2] + 1 and b[1] - 1 <= cy <= b[3] + 1
+                                      for cf, cy in curve)
                 # a leader (drawn to a label two lines or more away) through another label
                 boxes = [box(fractions[j] * width, ys[j], texts[j], *c) for j, c in placed]
-                cost += 30 * sum(inside(q, o) for q in leader(f * width, y, cand) for o in boxes)
-                cost += 30 * sum(inside(q, b) for j, c in placed
-                                  for q in leader(fractions[j] * width, ys[j], c))
-            cost += rank * 1e-3  # among equally free places, the nearest to the point
+                soft += W_LEADER * sum(inside(q, o) for q in leader(f * width, y, cand) for o in boxes)
+                soft += W_LEADER * sum(inside(q, b) for j, c in placed
+                                       for q in leader(fractions[j] * width, ys[j], c))
+            cost = (round(hard, 6), soft + rank * 1e-3)  # among equally free places, the nearest
             if best_cost is None or cost < best_cost:
                 best, best_cost = cand, cost
         placed.append((i, best))
