@@ -17,25 +17,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
 from common import fail, parse_shape  # beside this script
-
-HERE = Path(__file__).resolve().parent
-
-
-def _throughput():
-    """train_throughput.py, imported by path (the benchmarks are scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location("train_throughput", HERE / "train_throughput.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def variants() -> dict:
     """{name: Ops}: all fast, and each fast operation in turn replaced by the plain one."""
@@ -88,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
             fail(f"shape {text!r} is not {what}")
     from dwlib.train.process import prepare_process
     prepare_process()
-    bench = _throughput()
+    import train_throughput as bench  # beside this script; after the process set-up, as it imports JAX
     for shape in shapes:
         if not args.json:
             print(f"shape (L, d_x, H) = {shape}: {args.steps} rounds")

@@ -29,22 +29,11 @@ Prints one row per shape; needs torch (pip install torch==2.13.0, the CPU build)
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 # JAX, dwlib and torch are imported inside the functions that use them: main() first runs
 # dwlib's process setup (host memory, one XLA device per core), which must come before JAX starts.
-HERE = Path(__file__).resolve().parent
-
-
-def _throughput_module():
-    """benchmarks/train_throughput.py, imported by path: its shapes, step builders and timer."""
-    spec = importlib.util.spec_from_file_location("train_throughput", HERE / "train_throughput.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def linear_shapes(depth: int, width: int) -> list:
@@ -139,7 +128,7 @@ def parse_shapes(specs) -> list | None:
 
 
 def main(argv=None) -> int:
-    tt = _throughput_module()
+    import train_throughput as tt  # beside this script: its shapes, step builders and timer
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=8, help="timed rounds per shape (best of them is reported)")
     p.add_argument("--shapes", nargs="*", default=[",".join(map(str, s)) for s in tt.SHAPES], help="L,d,H ...")
