@@ -95,7 +95,7 @@ def test_figure2_transitions_row_counts_only_the_rules_crossings(readings):
     assert row["agreement"] == expected
     # a sweep whose seeds disagree, or whose sign turns back, is never counted as a crossing
     for name, c in crossed.items():
-        label = pv.READER_NAMES[name]
+        label = pv.NAMES[name]
         if name == "cpu-pairs" and not any(readings[name].values()):
             assert f"{label} ({len(readings[name])} pairs, no size complete)" in row["book"]
         elif c == 0:
@@ -143,7 +143,7 @@ def test_small_sizes_row_reads_every_pairs_smallest_budget(readings):
     assert f"No better in {support} of the {len(firsts)} pairs at their smallest size" in row["book"]
     for name, r in readings.items():
         for (s, d), pts in r.items():
-            label = pv.READER_NAMES[name]
+            label = pv.NAMES[name]
             assert f"{s} vs {d}" in row["book"].split(label[:1].upper() + label[1:], 1)[1]
 
 

@@ -248,7 +248,7 @@ def small_sizes_row() -> dict:
         parts = [f"{words[k]} {_pair_list(groups[k])}" for k in (SMALL_WORSE, SMALL_COMPARABLE, SMALL_BETTER,
                                                                  SMALL_UNRESOLVED) if k in groups]
         at = f" at {fmt.count(min(sizes_seen))}" if len(sizes_seen) == 1 else ""
-        sentences.append(f"{_cap(pairs_verdicts.READER_NAMES[name])}{at}: {'; '.join(parts)}.")
+        sentences.append(f"{_cap(pairs_verdicts.NAMES[name])}{at}: {'; '.join(parts)}.")
     n_pairs = len(readings)
     n_ok = sum(r in (SMALL_WORSE, SMALL_COMPARABLE) for r in readings)
     head = (f"No better in {n_ok} of the {n_pairs} pairs at their smallest size, "
@@ -267,7 +267,7 @@ def transitions_row() -> dict:
         crossed = pairs_verdicts.crossing(reading)
         n_cross += len(crossed)
         full = full or (crossed and len(crossed) == len(reading["pairs"]))
-        label = pairs_verdicts.READER_NAMES[name]
+        label = pairs_verdicts.NAMES[name]
         count = f"{len(reading['pairs'])} pair{'s' * (len(reading['pairs']) != 1)}"
         scope = ""
         if name == pairs_verdicts.RULE_SWEEP:
@@ -456,7 +456,7 @@ def coverage_sentence() -> str:
     """How much of the doubling sweep the experiment rows read, as a plain fact."""
     planned = list(get_preset(pairs_verdicts.RULE_SWEEP).budgets)
     done = pairs_verdicts.read(pairs_verdicts.RULE_SWEEP)["budgets"]
-    name = _cap(pairs_verdicts.READER_NAMES[pairs_verdicts.RULE_SWEEP])
+    name = _cap(pairs_verdicts.NAMES[pairs_verdicts.RULE_SWEEP])
     if not done:
         return f"{name} has no size with results for every seed of every depth, so its rows give it no verdict."
     where = pairs_verdicts.span(done, planned)

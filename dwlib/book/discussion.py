@@ -30,10 +30,10 @@ FIGURE1_MIN_WIDTH = 200
 FIGURE1_DEPTHS = (6, 12, 24, 36, 48, 207)
 #: the stored sweeps, and whether each is read on the budgets where size still pays (the
 #: experiments chapter's rule for the GPU slice, :func:`dwlib.experiments.transition.size_limited`)
-SWEEPS = {pv.RULE_SWEEP: (pv.READER_NAMES[pv.RULE_SWEEP].removeprefix("the "), False),
-          "mini": (pv.READER_NAMES["mini"].removeprefix("the "), False),
-          "cpu-fig2": (pv.READER_NAMES["cpu-fig2"].removeprefix("the "), False),
-          "gpu-slice": (pv.READER_NAMES["gpu-slice"].removeprefix("the "), True)}
+SWEEPS = {pv.RULE_SWEEP: (pv.NAMES[pv.RULE_SWEEP].removeprefix("the "), False),
+          "mini": (pv.NAMES["mini"].removeprefix("the "), False),
+          "cpu-fig2": (pv.NAMES["cpu-fig2"].removeprefix("the "), False),
+          "gpu-slice": (pv.NAMES["gpu-slice"].removeprefix("the "), True)}
 
 
 def _log10_pow3(L: int) -> float:
@@ -163,7 +163,7 @@ def left_out_sentence(name: str = "gpu-slice") -> str:
 def rule_scope() -> str:
     """Where the doubling sweep enters the table: the sizes its rule reads, in one sentence."""
     done = pv.read(pv.RULE_SWEEP)["budgets"]
-    name = pv.READER_NAMES[pv.RULE_SWEEP]
+    name = pv.NAMES[pv.RULE_SWEEP]
     if not done:
         return f"{name[:1].upper() + name[1:]} has no size with every seed of every depth, so it is not in the table."
     return (f"{name[:1].upper() + name[1:]} enters {pv.span(done, get_preset(pv.RULE_SWEEP).budgets)}, "

@@ -100,7 +100,7 @@ def earlier_rows() -> list[dict]:
             pts = p["points"]
             halves = [x["half_width"] for x in pts if x["half_width"] is not None]
             v = p["verdict"]
-            rows.append({"sweep": pv.READER_NAMES[name], "pair": f"{p['shallow']} vs {p['deep']}",
+            rows.append({"sweep": pv.NAMES[name], "pair": f"{p['shallow']} vs {p['deep']}",
                          "budgets": f"{fmt.count(pts[0]['target_budget'])} to {fmt.count(pts[-1]['target_budget'])}",
                          "seeds": "-".join(sorted({str(x["n"]) for x in pts}, key=int)),
                          "mean gaps (nats)": f"{min(x['mean'] for x in pts):+.3f} to {max(x['mean'] for x in pts):+.3f}",

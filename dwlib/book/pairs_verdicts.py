@@ -72,9 +72,10 @@ def transition_sentence(pair: dict) -> str:
 
 #: the sweep whose rule file declares the rule every doubling pair of the book is read by
 RULE_SWEEP = "cpu-pairs"
-#: the name a reader meets for each stored sweep
-NAMES = {"cpu-pairs": "the CPU doubling-pairs sweep", "cpu-fig2": "the earlier CPU sweep",
-         "mini": "the first CPU grid", "gpu-slice": "the GPU pilot"}
+#: the name a reader meets for each stored sweep, in every chapter: what sets it apart (the
+#: earlier sweeps' run length, their single learning rate)
+NAMES = {"cpu-pairs": "the CPU doubling-pairs sweep", "cpu-fig2": "the one-million-token CPU sweep",
+         "mini": "the one-rate CPU grid", "gpu-slice": "the GPU pilot"}
 #: the doubling pairs each earlier sweep trained (its depths, adjacent)
 EARLIER_PAIRS = {"mini": ((1, 2), (2, 4), (4, 8)), "cpu-fig2": ((1, 2), (2, 4)), "gpu-slice": ((6, 12), (12, 24))}
 
@@ -114,21 +115,6 @@ def of(n: int, total: int, noun: str, verb: str, verbs: str | None = None) -> st
     return f"{n} of the {total} {noun}s {verb if n == 1 else verbs}"
 
 
-def progress_sentence(sweep: str = RULE_SWEEP) -> str:
-    """How far the doubling sweep has come, from its stored runs: the budgets complete (every
-    depth, every seed) of those its preset plans."""
-    planned = get_preset(sweep).budgets
-    done = read(sweep)["budgets"]
-    name = _cap(NAMES[sweep])
-    if not done:
-        return (f"{name} is declared, with its rule, and under way: none of its {len(planned)} budgets "
-                "has every seed of every depth yet.")
-    if len(done) == len(planned):
-        return f"{name} is complete: all {len(planned)} budgets ({_sizes(done)}) have every seed of every depth."
-    return (f"{name} is declared, with its rule, and under way: {len(done)} of its {len(planned)} budgets "
-            f"({_sizes(done)}) {'has' if len(done) == 1 else 'have'} every seed of every depth.")
-
-
 def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -136,10 +122,6 @@ def _cap(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # The sentences the experiments, claims and Discussion chapters quote (one per fact, in English)
 
-#: the name each stored sweep has in the experiments, claims and Discussion chapters: what sets
-#: it apart (the earlier sweeps' run length, their single learning rate)
-READER_NAMES = {"cpu-pairs": "the CPU doubling-pairs sweep", "cpu-fig2": "the one-million-token CPU sweep",
-                "mini": "the one-rate CPU grid", "gpu-slice": "the GPU pilot"}
 
 _NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
