@@ -26,12 +26,13 @@ def test_model_notes_have_no_code_names():
     prose = _outside_math(notes)
     for bad in ("_", "~", ">>", "d_model", "d^2", "exp("):
         assert bad not in prose, bad
-    assert "$d_{\\mathrm{ff}}$ = 65,536" in notes and "$12 L d^2$" in notes
+    assert "a feed-forward width of 65,536" in notes and "12 L d\N{SUPERSCRIPT TWO}" in notes
+    assert "$" not in notes and "\\" not in notes  # no TeX: the PDF prints a Markdown output as it is
     # the rewriting is what removes them: a raw note keeps its code names
     raw = "its ~11B parameters come from d_ff = 65536 (16384 >> d_model), so 12 L d^2 (~0.3B)"
     assert "_" in _outside_math(raw)
-    assert g.model_note(raw) == ("Its roughly 11B parameters come from $d_{\\mathrm{ff}}$ = 65,536 "
-                                 "(16,384, far above the width), so $12 L d^2$ (about 0.3B).")
+    assert g.model_note(raw) == ("Its roughly 11B parameters come from a feed-forward width of 65,536 "
+                                 "(16,384, far above the width), so 12 L d\N{SUPERSCRIPT TWO} (about 0.3B).")
 
 
 @pytest.mark.parametrize("done, want", [

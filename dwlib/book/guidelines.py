@@ -94,14 +94,13 @@ def models_frame(models: list[dict]) -> pd.DataFrame:
 #: the catalogue notes' shorthand, rewritten for readers (in order): formulas as mathematics,
 #: "~" as "about", code names as words
 _NOTE_WORDS = (
-    (r"d_x = exp\(([\d.]+)\) exp\(([\d.]+) L\)", r"$d_x = e^{\1}\, e^{\2 L}$"),
-    (r"~\(2/3\)4d", r"about $\\tfrac{2}{3} \\cdot 4d$"),
+    (r"d_x = exp\(([\d.]+)\) exp\(([\d.]+) L\)", "width = e^\\1 \N{MIDDLE DOT} e^(\\2 L)"),
+    (r"~\(2/3\)4d", "about (2/3) \N{MULTIPLICATION SIGN} 4d"),
     (r"\b(its|the) ~(?=[\d.]+B\b)", r"\1 roughly "),
-    (r"\bat L = (\d+)", r"at $L = \1$"),
-    (r"d_ff = 4 d", r"$d_{\\mathrm{ff}} = 4d$"),
-    (r"d_ff = (\d+)", lambda m: f"$d_{{\\mathrm{{ff}}}}$ = {int(m.group(1)):,}"),
-    (r"~([\d.]+) (L )?d\^2", lambda m: f"about ${m.group(1)}\\, {m.group(2) or ''}d^2$"),
-    (r"12 L d\^2", r"$12 L d^2$"),
+    (r"d_ff = 4 d", "a feed-forward width of 4d"),
+    (r"d_ff = (\d+)", lambda m: f"a feed-forward width of {int(m.group(1)):,}"),
+    (r"~([\d.]+) (L )?d\^2", lambda m: f"about {m.group(1)} {m.group(2) or ''}d\N{SUPERSCRIPT TWO}"),
+    (r"12 L d\^2", "12 L d\N{SUPERSCRIPT TWO}"),
     (r"\(~([\d.]+B)\)", r"(about \1)"),
     (r"~(?=[\d.]+B\b|\d+ layers)", "about "),
     (r"(\d{5,})", lambda m: f"{int(m.group(1)):,}"),
@@ -112,7 +111,8 @@ _NOTE_WORDS = (
 
 
 def model_note(note: str) -> str:
-    """A catalogue note in a reader's words: its formulas as mathematics, no code names."""
+    """A catalogue note in a reader's words: no code names, its few formulas in plain text (the notes
+    are a Markdown output, which the PDF prints without typesetting TeX)."""
     for pattern, repl in _NOTE_WORDS:
         note = re.sub(pattern, repl, note)
     return note[:1].upper() + note[1:] + ("" if note.endswith(".") else ".")
