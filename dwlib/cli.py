@@ -17,6 +17,7 @@ import os
 import re
 import signal
 import sys
+import warnings
 
 from dwlib import env, fmt, interrupts
 from dwlib.cli_format import (print_advise_budget, print_advise_depth, print_bounds, print_corollary1,
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.run(args) or 0)
     except KeyboardInterrupt as err:  # Ctrl-C, or interrupts.Interrupted (SIGINT or SIGTERM)
         signum = getattr(err, "signum", signal.SIGINT)
+        _ending_quietly()
         interrupts.say(args.command, signum, sys.stderr)
         return interrupts.status(signum)
     except BrokenPipeError:  # the reader went away (``dwlib ... | head``): stop quietly
@@ -85,6 +87,14 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"dwlib {args.command}: error: {message}", file=sys.stderr)
         return 2
+
+
+def _ending_quietly() -> None:
+    """The process ends after its one line: what an interrupted checkpoint write leaves behind
+    (orbax's event loop and coroutines, collected on the way out) is not reported as it goes.
+    The command line owns the process, so it may set these; the library never does."""
+    warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+    sys.unraisablehook = lambda unraisable: None
 
 
 def _int(text: str, bad: str | None = None) -> int:

@@ -15,6 +15,7 @@ import random
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -195,3 +196,25 @@ def test_train_interrupted_at_many_moments_resumes_to_the_uninterrupted_result(t
     assert len(outcomes) == 6, lines
     failed = [o for o in outcomes if not (o.get("ok") and o["resumed"])]
     assert not failed, "\n".join(lines)
+
+
+def test_an_interrupted_command_ends_without_reporting_what_it_left():
+    """After its one line, an interrupted command ends without the noise of what an interrupted
+    checkpoint write leaves to be collected (an event loop whose __del__ fails, coroutines never
+    awaited); without the command line's quieting, Python reports both."""
+    code = textwrap.dedent("""
+        import gc, sys
+        from dwlib.cli import _ending_quietly
+        class Loop:
+            def __del__(self): raise AttributeError("'_UnixSelectorEventLoop' object has no attribute '_ssock'")
+        async def save(): pass
+        if sys.argv[1] == "quiet":
+            _ending_quietly()
+        pending, loop = save(), Loop()
+        del pending, loop
+        gc.collect()
+    """)
+    noisy = subprocess.run([sys.executable, "-c", code, "noisy"], capture_output=True, text=True, timeout=120)
+    assert "never awaited" in noisy.stderr and "_ssock" in noisy.stderr
+    quiet = subprocess.run([sys.executable, "-c", code, "quiet"], capture_output=True, text=True, timeout=120)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
