@@ -116,13 +116,14 @@ def test_no_network_beyond_loopback():
         socket.create_connection(("192.0.2.1", 80), timeout=5)  # TEST-NET-1, never a real host
 
 
-# jupyterlab-myst renders one notebook at a time: a link to an equation displayed in another
-# chapter (the book's "eq. (7)" links, resolved by the book's build) is reported on the console as
-# a target not found, and shown as its text. That message, for those targets only, is not a problem,
-# provided the text shown is the equation's number: each such link must show its title ("(7)"),
-# never its target's name ("eq-7").
-EQ_REF = re.compile(r"\{ref\}`([^`<]*?)\s*<(eq-\d+)>`")
-OTHER_CHAPTER = re.compile(r"(Cross reference target was not found: eq-\d+\s*)+$")
+# jupyterlab-myst renders one notebook at a time, and knows no figure made by a code cell's
+# metadata: a link to an equation displayed in another chapter, or to a figure (the book's
+# {ref} links by name, resolved by the book's build), is reported on the console as a target not
+# found, and shown as its text. That message, for those targets only, is not a problem, provided
+# the text shown is the link's own: each such link must show its title ("(7)", "the threshold
+# map"), never its target's name ("eq-7", "fig-threshold-models").
+REF = re.compile(r"\{ref\}`([^`<]*?)\s*<((?:eq|fig)-[\w-]+)>`")
+OTHER_CHAPTER = re.compile(r"(Cross reference target was not found: (eq-\d+|fig-[\w-]+)\s*)+$")
 
 
 def _watch(page, problems: list) -> None:
@@ -210,7 +211,7 @@ def _expected(name: str) -> dict:
     for i, cell in enumerate(nb["cells"]):
         if cell["cell_type"] != "markdown":
             continue
-        eq_refs[i] = EQ_REF.findall("".join(cell["source"]))
+        eq_refs[i] = REF.findall("".join(cell["source"]))
         values[i] = []
         for role, body in BARE_SPAN.findall("".join(cell["source"])):
             if role == "eval":
@@ -233,7 +234,7 @@ def _prose_problems(cells: list, expected: dict, when: str) -> list:
         if cell["text"] is None:
             found.append(f"cell {i}: not rendered")
             continue
-        found += [f"cell {i}: the link to {target} shows {cell['text'][:160]!r}, not its number {title!r}"
+        found += [f"cell {i}: the link to {target} shows {cell['text'][:160]!r}, not its title {title!r}"
                   for title, target in expected["eq_refs"].get(i, [])
                   if title not in cell["text"] or re.search(rf"\b{target}\b", cell["text"])]
         shown = [m.group(0) for m in names.finditer(cell["text"])] if expected["names"] else []
