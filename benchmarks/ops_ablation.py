@@ -25,13 +25,15 @@ import numpy as np
 from common import fail, parse_shape  # beside this script
 
 def variants() -> dict:
-    """{name: Ops}: all fast, and each fast operation in turn replaced by the plain one."""
+    """{name: Ops}: all fast, and each operation in which the fast path differs from the plain one in turn
+    replaced by the plain one."""
     from dwlib.train import fast
     from dwlib.train.model import PLAIN
 
     out = {"all fast": fast.OPS}
     for field in dataclasses.fields(fast.OPS):
-        out[f"plain {field.name}"] = dataclasses.replace(fast.OPS, **{field.name: getattr(PLAIN, field.name)})
+        if getattr(fast.OPS, field.name) is not getattr(PLAIN, field.name):  # the fast path's own operations only
+            out[f"plain {field.name}"] = dataclasses.replace(fast.OPS, **{field.name: getattr(PLAIN, field.name)})
     return out
 
 

@@ -8,7 +8,7 @@ For each shape of ``train_throughput.py`` it times, alternating step by step:
 - the *products floor* of each: the matrix products of the step's linear layers and of its
   unembedding, forward, input gradient and weight gradient, run one after another with nothing
   between them. dwlib's are computed by the fast path's own functions
-  (:func:`dwlib.train.fast.dense` with its hand-written gradient for the ``4 L`` linear layers,
+  (the fast path's dense operation, ``dwlib.train.fast.OPS.dense``, for the ``4 L`` linear layers,
   :func:`dwlib.train.fast.logits` for the tied output), on each CPU device's share of the batch,
   as in the step; PyTorch's are ``F.linear`` and the output product with autograd, on the whole
   batch with its threads, as in the reference.
@@ -72,7 +72,7 @@ def dwlib_products(depth: int, width: int, vocab: int, seq: int, batch: int, com
     def per_device(layers, h, w, g):
         outputs, weights = [], []  # the weight gradients stay on their device (the step sums them once, at the end)
         for x, kernel, dy in layers:
-            y, vjp = jax.vjp(lambda x, kernel: fast.dense(x, kernel, jnp.zeros(kernel.shape[1], x.dtype)), x, kernel)
+            y, vjp = jax.vjp(lambda x, kernel: fast.OPS.dense(x, kernel, jnp.zeros(kernel.shape[1], x.dtype)), x, kernel)
             dx, dk = vjp(dy)
             outputs += [y, dx]  # every output is returned, so that XLA computes every product
             weights.append(dk[None])

@@ -1,28 +1,34 @@
-"""The fast operations of the decoder (``ModelConfig(ops="fast")``): the same functions, hand-written gradients.
+"""The fast operations of the decoder (``ModelConfig(ops="fast")``): the same functions, computed faster.
 
 :mod:`dwlib.train.model` is the model, one forward pass whose operations are injected
-(:class:`~dwlib.train.model.Ops`). :data:`OPS` are the operations below, each carrying a
-hand-written gradient that measured faster on CPUs than JAX's derivative of the plain
-operation, with :mod:`dwlib.train.fast_attention` for attention (query blocks and a hand-written
-gradient on CPUs, cuDNN's fused kernel on GPUs). tests/test_model.py checks every operation
-against the plain one, and the whole decoder's loss and gradients, in float32 and bfloat16.
+(:class:`~dwlib.train.model.Ops`). :data:`OPS` replaces two of the plain operations by ones
+with hand-written gradients: LayerNorm (one backward pass over x) and self-attention (queries,
+keys and values split into heads in one copy, then :mod:`dwlib.train.fast_attention`: query
+blocks and a hand-written gradient on CPUs, cuDNN's fused kernel on GPUs). The output's
+cross-entropy differs from the plain one only in taking its product on the states' own dtype
+(bfloat16 stays on the matrix units); dense layers and GELU are the plain ones.
+tests/test_model.py checks every operation against the plain one, and the whole decoder's
+loss and gradients, in float32 and bfloat16.
 
 What each operation is worth is measured by ``benchmarks/ops_ablation.py``: the step with all
-of :data:`OPS` against the step with one of them made plain, at the benchmark's shapes; an
-operation is kept where taking it out costs at least 2% of the step at some shape. The paper's
-runs (``dwlib.experiments.presets``) were trained with these operations.
+of :data:`OPS` against the step with one of them made plain, alternating in one process, at
+the benchmark's shapes (CPU, float32). An operation keeps a hand-written gradient only where
+taking it out costs at least 2% of the step at some shape; the measurements are in
+benchmarks/RESULTS.md. Hand-written gradients for the dense layers, GELU and the output's
+cross-entropy did not (at most 1.7% at any shape, the smallest measured over 80 rounds) and
+went; LayerNorm's (3-5%) and attention's (4-8%) stayed.
 """
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import jax
 import jax.numpy as jnp
+import optax
 
 from dwlib.train.fast_attention import attention, einsum_f32, preferred_layout
-from dwlib.train.model import Ops
+from dwlib.train.model import PLAIN, Ops
 
 
 def self_attention(x, kernel, bias, heads: int):
@@ -68,36 +74,13 @@ def _layer_norm_bwd(eps, res, dy):
 layer_norm.defvjp(_layer_norm_fwd, _layer_norm_bwd)
 
 
-def _loss_and_probs(logits, targets):
-    """Mean over positions of logsumexp(logits) - logits[target] (the target logit gathered,
-    not selected with a one-hot mask over the vocabulary), and softmax(logits)."""
-    m = jnp.max(logits, axis=-1, keepdims=True)
-    e = jnp.exp(logits - m)
-    z = jnp.sum(e, axis=-1, keepdims=True)
-    target_logit = jnp.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
-    return jnp.mean(jnp.log(z[..., 0]) + m[..., 0] - target_logit), e / z
-
-
-def _dlogits(p, targets, g):
-    """Gradient of the mean loss with respect to the logits: (softmax - onehot(target)) g / n."""
-    n = p.size // p.shape[-1]
-    onehot = targets[..., None] == jnp.arange(p.shape[-1], dtype=targets.dtype)
-    return jnp.where(onehot, p - 1.0, p) * (g / n)
-
-
-@jax.custom_vjp
-def unembed_cross_entropy(h, w, targets):
+def unembed_loss(h, w, targets):
     """Mean next-token cross-entropy of the logits h w^T, for hidden states h (..., d) and output
-    matrix w (V, d): the mean over positions of logsumexp(logits) - logits[target], the logits
-    in float32, as one function with a hand-written gradient, (softmax - onehot(target)) / n
-    (no scatter, one pass).
-
-    Same value and gradient as the product and the cross-entropy apart, cheaper on CPU
-    (measured: about 4% of a (2, 128, 2) training step, against a cross-entropy that then
-    selected the target logit with a one-hot mask): dw = (h^T dlogits)^T transposes the (..., d)
-    states rather than the (..., V) logits.
-    """
-    return _unembed_ce_fwd(h, w, targets)[0]
+    matrix w (V, d): the plain model's cross-entropy, but with the product taken on the states'
+    own dtype and accumulated in float32 (:func:`logits`), where the plain one converts both
+    operands to float32 first. The same function in float32; in bfloat16 the product stays on
+    the matrix units. JAX differentiates it."""
+    return optax.softmax_cross_entropy_with_integer_labels(logits(h, w), targets).mean()
 
 
 def logits(h, w):
@@ -105,37 +88,13 @@ def logits(h, w):
     return einsum_f32("...d,vd->...v", h, w.astype(h.dtype))
 
 
-def _unembed_ce_fwd(h, w, targets):
-    loss_, p = _loss_and_probs(logits(h, w), targets)
-    return loss_, (h, w, targets, p)
-
-
-def _unembed_ce_bwd(res, g):
-    h, w, targets, p = res
-    dlogits = _dlogits(p, targets, g).astype(h.dtype)
-    dh = jnp.einsum("...v,vd->...d", dlogits, w.astype(h.dtype))
-    dw = einsum_f32("...d,...v->dv", h, dlogits).T
-    return dh, dw.astype(w.dtype), None
-
-
-unembed_cross_entropy.defvjp(_unembed_ce_fwd, _unembed_ce_bwd)
-
-
-@jax.custom_vjp
-def dense(x, kernel, bias):
-    """x @ kernel + bias over the last axis (``nnx.Linear``'s computation), with a hand-written
-    gradient that forms the kernel's gradient by transposing the smaller operand: the XLA CPU
-    matrix product transposes its left operand, so dW = x^T dy when x is the narrower one
-    and (dy^T x)^T otherwise (the MLP's output projection, 4 d_x -> d_x). Measured: a (6, 512, 8)
-    training step 3.2% faster than with ``nnx.Linear`` and autodiff ((6, 256, 4): 0.4%)."""
-    return _dense(x, kernel, bias)
-
-
 def _dense(x, kernel, bias):
     return jnp.einsum("...i,io->...o", x, kernel) + bias
 
 
 def _dense_bwd(res, dy):
+    """The gradients (dx, dkernel, dbias) of :func:`_dense`: the kernel's is formed by transposing
+    the smaller operand (the XLA CPU matrix product transposes its left operand)."""
     x, kernel = res
     dx = jnp.einsum("...o,io->...i", dy, kernel)
     x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
@@ -144,9 +103,6 @@ def _dense_bwd(res, dy):
     else:
         dk = jnp.einsum("to,ti->oi", dy2, x2).T
     return dx, dk, jnp.sum(dy2, axis=0)
-
-
-dense.defvjp(lambda x, kernel, bias: (_dense(x, kernel, bias), (x, kernel)), _dense_bwd)
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(3, 4))
@@ -184,29 +140,5 @@ qkv_heads.defvjp(lambda x, kernel, bias, heads, layout: (_qkv_heads(x, kernel, b
                  _qkv_heads_bwd)
 
 
-@jax.custom_vjp
-def gelu(x):
-    """The exact GELU, x Phi(x) with Phi the standard normal CDF (PyTorch's default ``F.gelu``;
-    ``jax.nn.gelu`` defaults to the tanh approximation).
-
-    Hand-written gradient, Phi(x) + x phi(x), recomputed from x alone: on CPU a training step
-    with it measured as fast as with ``jax.nn.gelu``'s tanh approximation and autodiff, and
-    faster than autodiff of ``jax.nn.gelu(x, approximate=False)``.
-    """
-    return x * _normal_cdf(x)
-
-
-def _normal_cdf(x):
-    return 0.5 + 0.5 * jax.lax.erf(x * (1 / math.sqrt(2)))
-
-
-def _gelu_bwd(x, dy):
-    pdf = jnp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
-    return (dy * (_normal_cdf(x) + x * pdf),)
-
-
-gelu.defvjp(lambda x: (gelu(x), x), _gelu_bwd)
-
-
-OPS = Ops(layer_norm=layer_norm, dense=dense, self_attention=self_attention, gelu=gelu,
-          unembed_loss=unembed_cross_entropy)
+OPS = Ops(layer_norm=layer_norm, dense=PLAIN.dense, self_attention=self_attention, gelu=PLAIN.gelu,
+          unembed_loss=unembed_loss)
