@@ -28,12 +28,27 @@ READING_NAMES = {
     "deep_natural_log": "deep side in natural logs",
     "natural_log_throughout": "natural logs throughout",
     "deep_log3_width": "deep side with the width, not width \u2212 H",
-    "a_without_log3_2": "a without its \u2212log3 2",
-    "deep_3^(L-1)": "deep side with 3^(L\u22121)",
+    "a_without_log3_2": "deep constant without \u2212log\u2083 2",
+    "deep_3^(L-1)": "deep side one power of 3 higher",
     "deep_depth_L-1": "deep side one layer short",
-    "shallow_3^L/2": "shallow side with 3^Ls / 2",
+    "shallow_3^L/2": "shallow factor without its \u22121",
     "bert_width_1024": "deep width 1,024 (BERT-large's)",
     "paper": "the paper's stated widths",
+}
+
+#: what each reading changes, in words (the bounds module's own descriptions are formulas)
+READING_CHANGES = {
+    "as_written": "nothing: base-3 logarithms on both sides, as printed",
+    "deep_natural_log": "the deep network's lower bound read as a natural logarithm of the separation rank; "
+                        "the shallow side stays in base 3",
+    "natural_log_throughout": "every base-3 logarithm of the equation read as a natural logarithm, on both sides",
+    "deep_log3_width": "the deep side takes the logarithm of the width itself instead of the width minus H",
+    "a_without_log3_2": "the deep side's constant loses its term \u2212log\u2083 2",
+    "deep_3^(L-1)": "the deep side's factor 3 to the power L \u2212 2 becomes 3 to the power L \u2212 1",
+    "deep_depth_L-1": "the deep side evaluated one layer short, at depth L \u2212 1",
+    "shallow_3^L/2": "the shallow side's factor, half of 3 to the power L\u209b minus 1, loses its minus 1",
+    "bert_width_1024": "the deep width 1,024, BERT-large's hidden size, instead of the paper's round 1,000",
+    "paper": "none: the widths the paper states, and the deep targets they imply through the printed shallow side",
 }
 
 
@@ -89,7 +104,7 @@ def readings_table() -> pd.DataFrame:
                                for side in ("log3", "ln"))
         rows.append({
             "reading": READING_NAMES[r["reading"]],
-            "what changes": r["description"],
+            "what changes": READING_CHANGES[r["reading"]],
             "deep target log3 sep": f"{t:.2f}" if t is not None else t_text,
             # as the paper writes them (one digit, 2 x 10^17) in its row, to two digits in the others
             **{f"d_s for L_s = {Ls}": fmt.sci(math.log10(r[f"width_Ls{Ls}"]), 1 if r["reading"] == "paper" else 2)
