@@ -37,3 +37,38 @@ def test_the_check_fails_on_a_narrating_note():
            "  note = {Survey; the copy used for this book names no author}\n}\n")
     assert problems(bad) and "narrates" in problems(bad)[0]
     assert problems("@misc{y2024,\n  note = {a note}\n}\n")
+
+
+def _label(body: str) -> tuple[str, str]:
+    """The author-year label a citation shows: the first author's last name (with 'et al.' or the
+    second name) or the title, and the year as given."""
+    author = re.search(r"^\s*author\s*=\s*\{(.*?)\},?\s*$", body, re.MULTILINE)
+    year = re.search(r"^\s*year\s*=\s*\{(.*?)\}", body, re.MULTILINE)
+    if author:
+        names = [n.split(",")[0].strip() for n in author.group(1).split(" and ")]
+        who = names[0] if len(names) == 1 else " and ".join(names) if len(names) == 2 else names[0] + " et al."
+    else:
+        who = re.search(r"^\s*title\s*=\s*\{(.*?)\},?\s*$", body, re.MULTILINE).group(1)
+    return who, year.group(1) if year else "n.d."
+
+
+def duplicate_labels(text: str) -> list[str]:
+    seen: dict[tuple[str, str], str] = {}
+    out = []
+    for key, body in _entries(text).items():
+        label = _label(body)
+        if label in seen:
+            out.append(f"{seen[label]} and {key} both cite as {label}")
+        seen[label] = key
+    return out
+
+
+def test_every_work_has_its_own_label():
+    assert duplicate_labels(BIB.read_text(encoding="utf-8")) == []
+
+
+def test_the_label_check_fails_on_two_works_with_one_label():
+    two = ("@misc{a2023,\n  author = {Touvron, Hugo and Lavril, T. and Izacard, G.},\n  title = {A},\n  year = {2023}\n}\n"
+           "@misc{b2023,\n  author = {Touvron, Hugo and Martin, L. and Stone, K.},\n  title = {B},\n  year = {2023}\n}\n")
+    assert duplicate_labels(two)
+    assert duplicate_labels(two.replace("{2023}\n}\n@", "{2023a}\n}\n@")) == []
