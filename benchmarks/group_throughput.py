@@ -77,9 +77,9 @@ def time_together(shape, runs: int, chunk: int, steps: int, seq: int = SEQ, batc
                                        eval_interval=0)) for r in range(runs)]
     group = make_group_steps(group_key(cfgs[0]), runs)
     state = init_group(cfgs)
-    peaks = group.place(np.asarray([c.optim.lr for c in cfgs], np.float32))
+    peaks = group.by_run(np.asarray([c.optim.lr for c in cfgs], np.float32))
     rng = np.random.default_rng(0)
-    batches = group.place(rng.integers(0, VOCAB, (chunk, runs, batch, seq + 1)).astype(np.int32), axis=1)
+    batches = group.batches(rng.integers(0, VOCAB, (chunk, runs, batch, seq + 1)).astype(np.int32))
     params, opt = state["params"], state["opt_state"]
     params, opt, losses = group.train_chunk(params, opt, batches, peaks)  # compile
     losses.block_until_ready()

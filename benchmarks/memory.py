@@ -49,13 +49,13 @@ def measure(shape: tuple[int, ...], folder: Path) -> dict:
     """Estimate, XLA's plan and a 3-step run's peak-memory growth for one shape, in bytes."""
     import jax
     import jax.numpy as jnp
+    import numpy as np
     from jax.sharding import NamedSharding, PartitionSpec
 
     from dwlib.train import memory
     from dwlib.train.config import TrainConfig
-    from dwlib.train.model import init_params
+    from dwlib.train.multi import group_steps, init_group
     from dwlib.train.process import data_devices
-    from dwlib.train.step import make_mesh, make_steps
 
     depth, width, heads, seq_len, batch, vocab = shape
     corpus = folder / "corpus.txt"
@@ -67,11 +67,11 @@ def measure(shape: tuple[int, ...], folder: Path) -> dict:
     cfg = TrainConfig.from_dict(spec)
     devices = data_devices(batch)
     estimate = memory.check_fits(cfg, devices, memory=(None, ""))["needed"]
-    steps = make_steps(cfg.model, cfg.optim, cfg.steps, make_mesh(devices))
-    params = steps.replicate(init_params(cfg.model, 0)[1])
-    tokens = jax.ShapeDtypeStruct((batch, seq_len + 1), jnp.int32,
-                                  sharding=NamedSharding(steps.mesh, PartitionSpec("data")))
-    plan = steps.train_step.lower(params, steps.init_opt(params), tokens).compile().memory_analysis()
+    steps, state = group_steps([cfg]), init_group([cfg])  # a group of one, as dwlib.train.loop.train trains
+    tokens = jax.ShapeDtypeStruct((1, 1, batch, seq_len + 1), jnp.int32,
+                                  sharding=NamedSharding(steps.mesh, PartitionSpec(None, "runs", "data")))
+    peaks = steps.by_run(np.ones(1, np.float32))
+    plan = steps.train_chunk.lower(state["params"], state["opt_state"], tokens, peaks).compile().memory_analysis()
     xla = (plan.temp_size_in_bytes + plan.argument_size_in_bytes) * len(devices)
     proc = subprocess.run([sys.executable, "-c", RUN, json.dumps(spec)], capture_output=True, text=True)
     if proc.returncode != 0:

@@ -55,10 +55,9 @@ def dwlib_products(depth: int, width: int, vocab: int, seq: int, batch: int, com
     from jax.sharding import NamedSharding, PartitionSpec as P
 
     from dwlib.train import fast
-    from dwlib.train.process import data_devices
     from dwlib.train.step import make_mesh
 
-    mesh = make_mesh(data_devices(batch))
+    mesh = make_mesh(1, batch)  # a group of one: its "data" axis splits the batch as the step does
     rows = batch * seq  # the step's tokens; each device takes its share of the rows
     key = iter(jax.random.split(jax.random.key(0), 64 * depth + 8))
 

@@ -125,24 +125,24 @@ def _timed(fn) -> float:
 
 
 def dwlib_step(depth, width, heads, seq=SEQ, batch_size=BATCH, dtype="float32", ops="fast"):
-    """A function that runs one training step of dwlib's jitted step (AdamW) and waits for it."""
+    """A function that runs one training step of dwlib's compiled step (AdamW; a group of one,
+    one step per dispatch, as :func:`dwlib.train.loop.train` splits the batch) and waits for it."""
     from dwlib.train.config import TrainConfig
-    from dwlib.train.model import init_params
-    from dwlib.train.process import data_devices
-    from dwlib.train.step import make_mesh, make_steps
+    from dwlib.train.multi import group_steps, init_group
+    from dwlib.train.step import make_group_steps
 
     cfg = TrainConfig.from_dict(dict(depth=depth, width=width, heads=heads, vocab_size=VOCAB, seq_len=seq,
                                      batch_size=batch_size, steps=1000, lr=1e-3, dtype=dtype, ops=ops))
-    mesh = make_mesh(data_devices(batch_size))  # as dwlib.train.loop.train splits the batch
-    make_steps.cache_clear()  # the attention implementation is chosen at trace time
-    steps = make_steps(cfg.model, cfg.optim, cfg.steps, mesh)
-    params = steps.replicate(init_params(cfg.model, 0)[1])
-    state = [params, steps.init_opt(params)]
+    make_group_steps.cache_clear()  # the attention implementation is chosen at trace time
+    steps = group_steps([cfg])
+    init = init_group([cfg])
+    state = [init["params"], init["opt_state"]]
     rng = np.random.default_rng(0)
-    batch = steps.to_device(rng.integers(0, VOCAB, (batch_size, seq + 1)).astype(np.int32))
+    batch = steps.batches(rng.integers(0, VOCAB, (1, 1, batch_size, seq + 1)).astype(np.int32))
+    peaks = steps.by_run(np.asarray([cfg.optim.lr], np.float32))
 
     def step():
-        state[0], state[1], loss = steps.train_step(state[0], state[1], batch)
+        state[0], state[1], loss = steps.train_chunk(state[0], state[1], batch, peaks)
         loss.block_until_ready()
 
     return step

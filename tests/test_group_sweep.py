@@ -16,6 +16,8 @@ from dwlib.experiments import selection
 from dwlib.experiments import sweep as sw
 from dwlib.train.config import run_key
 from dwlib.train.loop import train
+from dwlib.train.multi import metric_records
+from dwlib.train.rundir import metric_line
 
 
 def tiny(corpus, **kw):
@@ -128,7 +130,7 @@ def test_a_sweep_killed_between_two_commits_retrains_the_whole_group_bit_for_bit
     assert len(curves) == 2 and curves[1] == curves[0]  # the whole group again, bit for bit
     assert (out / "runs" / rows[0]["key"] / "metrics.jsonl").read_bytes() == first  # not committed twice
     cfg = rows[1]["config"]
-    lines, _ = gs._curve_lines(curves[0][1], cfg.steps)
+    lines = [metric_line(r) for r in metric_records(curves[0][1], cfg.eval_interval)]
     assert (out / "runs" / rows[1]["key"] / "metrics.jsonl").read_text() == "".join(x + "\n" for x in lines)
     assert rc.record(out / "runs" / rows[1]["key"])["group"]["runs"] == 2
     stored = json.loads((out / "runs" / rows[1]["key"] / "config.json").read_text())  # what it computes, not where

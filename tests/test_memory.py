@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,9 +21,9 @@ from dwlib import cli
 from dwlib.errors import InputError
 from dwlib.train import memory
 from dwlib.train.config import TrainConfig
-from dwlib.train.model import init_params
 from dwlib.train.process import data_devices
-from dwlib.train.step import make_mesh, make_steps
+from dwlib.train.multi import group_key, init_group
+from dwlib.train.step import make_group_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,11 +35,12 @@ def config(depth, width, heads, seq_len, batch_size, vocab_size=1000, **kw) -> T
 
 def xla_bytes(cfg: TrainConfig, devices: list) -> int:
     """XLA's plan for one training step on ``devices``: temporary buffers plus arguments, per device."""
-    steps = make_steps(cfg.model, cfg.optim, cfg.steps, make_mesh(devices))
-    params = steps.replicate(init_params(cfg.model, 0)[1])
-    batch = jax.ShapeDtypeStruct((cfg.batch_size, cfg.model.seq_len + 1), jnp.int32,
-                                 sharding=NamedSharding(steps.mesh, PartitionSpec("data")))
-    stats = steps.train_step.lower(params, steps.init_opt(params), batch).compile().memory_analysis()
+    steps = make_group_steps(group_key(cfg), 1, tuple(devices))
+    state = init_group([cfg])
+    batch = jax.ShapeDtypeStruct((1, 1, cfg.batch_size, cfg.model.seq_len + 1), jnp.int32,
+                                 sharding=NamedSharding(steps.mesh, PartitionSpec(None, "runs", "data")))
+    peaks = steps.by_run(np.ones(1, np.float32))
+    stats = steps.train_chunk.lower(state["params"], state["opt_state"], batch, peaks).compile().memory_analysis()
     return stats.temp_size_in_bytes + stats.argument_size_in_bytes
 
 

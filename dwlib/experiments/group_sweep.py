@@ -30,7 +30,6 @@ a sweep starts, once that process is gone.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
 import shutil
@@ -54,7 +53,7 @@ from dwlib.train.checkpoint import check_out_dir
 from dwlib.train.config import TrainConfig, run_key
 from dwlib.train.memory import check_fits
 from dwlib.train.model import parameter_counts
-from dwlib.train.multi import make_group_steps, group_key, train_group
+from dwlib.train.multi import group_steps, metric_records, outcome as run_outcome, train_group
 from dwlib.train.process import hardware, prepare_process
 
 
@@ -111,32 +110,11 @@ def plan(sweep: Sweep, out, shard: tuple[int, int] = (0, 1)) -> list[dict]:
     return [r for g in groups(sweep, out, shard) for r in g["rows"]]
 
 
-def _curve_lines(curve: dict, steps: int) -> tuple[list[str], dict]:
-    """The run's metrics lines in the single-run order, and its outcome: status, diverged step,
-    final losses (a non-finite evaluation ends a run as diverged, as in the single loop)."""
-    losses, evals = list(curve["losses"]), list(curve["evals"])
-    diverged = curve["diverged_step"]
-    bad_eval = next((e["step"] for e in evals if not math.isfinite(e["eval_loss"])
-                     or not math.isfinite(e.get("select_loss", 0.0))), None)
-    if bad_eval is not None and (diverged is None or bad_eval < diverged):
-        diverged, losses = bad_eval, losses[:bad_eval]
-        evals = [e for e in evals if e["step"] <= bad_eval]
-    elif diverged is not None:
-        losses = losses + [math.nan]  # the step that diverged, logged as the loop logs it
-        evals = [e for e in evals if e["step"] < diverged]
-    completed = diverged is None
-    last = evals[-1] if evals and completed else {}
-    return rundir.curve_lines(losses, evals), {
-        "status": "completed" if completed else "diverged", "diverged_step": diverged,
-        "steps_done": steps if completed else diverged, "eval_loss": last.get("eval_loss"),
-        "select_loss": last.get("select_loss"), "train_loss": rundir.train_loss(losses)}
-
-
 def _commit(row: dict, curve: dict, meta: dict, run_info: dict, log) -> tuple[str, int]:
     """Write one run's directory under a temporary name and rename it into place; its outcome and
     whether an unfinished directory of the run was set aside for it (0 or 1)."""
     cfg, dest = row["config"], row["dir"]
-    lines, outcome = _curve_lines(curve, cfg.steps)
+    lines, outcome = [rundir.metric_line(r) for r in metric_records(curve, cfg.eval_interval)], run_outcome(curve, cfg.steps)
     tokens = outcome["steps_done"] * cfg.batch_size * cfg.model.seq_len
     result = rundir.summary(**outcome, parameters=parameter_counts(cfg.model), tokens_seen=tokens,
                             tokens_per_s=run_info["tokens_per_s"], seconds=run_info["seconds"],
@@ -163,13 +141,13 @@ def _train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, pr
     rows = group["rows"]
     cfgs = [r["config"].replace(cache_dir=cache_dir) for r in rows]
     cfg = cfgs[0]
-    check_fits(cfg, list(make_group_steps(group_key(cfg), len(cfgs)).mesh.devices.flat), runs=len(cfgs))
+    steps = group_steps(cfgs)
+    check_fits(cfg, list(steps.mesh.devices.flat), runs=len(cfgs))
     corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, seq_len=cfg.model.seq_len,
                                   validation_split=cfg.validation_split)
     t0 = time.perf_counter()
     _, curves = train_group(cfgs, chunk=sweep.chunk, corpus=corpus, progress=progress)
     seconds = time.perf_counter() - t0
-    steps = make_group_steps(group_key(cfg), len(cfgs))
     run_tokens = cfg.steps * cfg.batch_size * cfg.model.seq_len
     corpus_meta = corpus.meta
     info = {"seconds": round(seconds, 2), "tokens_per_s": round(run_tokens / seconds, 1),

@@ -1,63 +1,47 @@
-"""Training the decoders of the paper's section 5: the loop.
+"""Training one model of the paper's section 5: a run directory around a group of one.
 
-The loop, in full::
+The loop, in full (:func:`dwlib.train.multi.train_group` with one run)::
 
-    for step in range(start, steps):
-        batch = train_batch(corpus.train, step, ...)     # a pure function of (seed, step)
-        params, opt_state, loss = train_step(params, opt_state, batch)   # one jitted, donated step
-        every eval_interval steps: held-out loss;  every checkpoint_interval: a checkpoint
+    for each chunk of steps from start to steps:     # one dispatch; a chunk ends at every
+        batches = train_batch(corpus.train, step, ...)  # evaluation, checkpoint and the end
+        params, opt_state, losses = scan(train_step, ...)
+        at an evaluation step: the held-out loss;  at a checkpoint step: a checkpoint
         (the metrics logged so far are made durable first)
 
 Because each batch depends only on (seed, step) and the checkpoint holds the parameters, the
 optimiser state and the step, a run killed and restarted with the same ``out_dir`` continues
-exactly as if it had not stopped. The run directory is locked while a process trains it. A NaN
-or infinite loss (training or held-out) ends the run with ``status: "diverged"`` at that step
+exactly as if it had not stopped (checkpoints fall on chunk boundaries, and a chunk's length is
+a function of its first step). The run directory is locked while a process trains it. A NaN or
+infinite loss (training or held-out) ends the run with ``status: "diverged"`` at that step
 instead of an exception, so that a sweep goes on. The pieces: the process set-up
-(:mod:`~dwlib.train.process`), the optimiser (:mod:`~dwlib.train.optim`), the sharded step
-(:mod:`~dwlib.train.step`), the checkpoints (:mod:`~dwlib.train.checkpoint`) and the run's files
-(:mod:`~dwlib.train.rundir`).
+(:mod:`~dwlib.train.process`), the compiled steps (:mod:`~dwlib.train.step`), the curve and its
+outcome (:mod:`~dwlib.train.multi`), the checkpoints (:mod:`~dwlib.train.checkpoint`) and the
+run's files (:mod:`~dwlib.train.rundir`). A checkpoint holds the state of a single run (the
+group's run axis taken off), as it always has.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import math
 import shutil
 import sys
 import time
 from pathlib import Path
 
 import jax
-import numpy as np
-from tqdm.auto import tqdm
 
 from dwlib.errors import StateError
 from dwlib.store import check_kinds, exclusive
-from dwlib.train import batches
 from dwlib.train import data as data_lib
 from dwlib.train import rundir
 from dwlib.train.checkpoint import RunDir, check_out_dir, check_run_dir
 from dwlib.train.config import TrainConfig, check_same_run
 from dwlib.train.memory import check_fits
-from dwlib.train.model import init_params, parameter_counts
-from dwlib.train.process import data_devices, prepare_process
-from dwlib.train.step import Steps, make_mesh, make_steps
+from dwlib.train.model import parameter_counts
+from dwlib.train.multi import group_steps, init_group, metric_records, new_curve, outcome, train_group
+from dwlib.train.process import prepare_process
 
-CHUNK = 10  # steps whose losses are fetched from the device at once
-
-
-@dataclasses.dataclass
-class Progress:
-    """What the loop has measured so far."""
-
-    step: int
-    losses: list
-    evals: list
-    status: str = "completed"
-    diverged_step: int | None = None
-    timed_steps: int = 0  # steps and seconds of training after the first (compiling) chunk
-    timed_seconds: float = 0.0
+CHUNK = 50  # steps per dispatch at most (their losses are fetched from the device at once)
 
 
 def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = True,
@@ -73,7 +57,8 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
     """
     cfg = (TrainConfig.from_dict(config) if isinstance(config, dict) else config).validate()
     prepare_process()
-    devices = data_devices(cfg.batch_size)
+    steps = group_steps([cfg])
+    devices = list(steps.mesh.devices.flat)
     check_fits(cfg, devices)  # a step past the device's memory: one line, before any file is written
     out = check_out_dir(cfg.out_dir) if cfg.out_dir is not None else None
     lead = jax.process_index() == 0
@@ -84,20 +69,36 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
                                       seq_len=cfg.model.seq_len, validation_split=cfg.validation_split)
         data_lib.check_windows(corpus, cfg.model.seq_len)
         # Everything is validated: from here on the run's files may be written.
-        steps = make_steps(cfg.model, cfg.optim, cfg.steps, make_mesh(devices))
         data = {"seed": cfg.seed, "corpus": corpus.meta["fingerprint"],
                 "devices": f"{jax.default_backend()}:{len(devices)}"}
         run_dir = RunDir(out, cfg.to_dict(), lead, data) if out is not None else None
-        state, prog = _start(cfg, steps, run_dir)
+        state, curve = _start(cfg, run_dir)
+        timed = {"steps": 0, "seconds": 0.0, "lengths": set()}
+        logged = [state["step"] if state["step"] else -1]  # the last step whose records are in metrics.jsonl
+
+        def after_chunk(step: int, n: int, seconds: float, now: dict) -> None:
+            if n in timed["lengths"]:  # a chunk of a length met before: compiled, so timed
+                timed["steps"], timed["seconds"] = timed["steps"] + n, timed["seconds"] + seconds
+            timed["lengths"].add(n)
+            if run_dir is None:
+                return
+            for rec in metric_records(curve, cfg.eval_interval, logged[0]):
+                run_dir.log(rec)
+            logged[0] = len(curve["losses"])
+            if curve["diverged_step"] is None and (step == cfg.steps or
+                                                   (cfg.checkpoint_interval and step % cfg.checkpoint_interval == 0)):
+                run_dir.save(step, steps.squeeze(now))  # the metrics up to here are made durable first
+
         t0 = time.perf_counter()
-        state = _loop(cfg, steps, corpus, state, prog, run_dir, progress and lead, stop_after)
-        if stop_after is not None and prog.step < cfg.steps and prog.status == "completed":
+        end = cfg.steps if stop_after is None else min(cfg.steps, state["step"] + stop_after)
+        state, _ = train_group([cfg], chunk=CHUNK, state=state, stop_at=end, corpus=corpus,
+                               progress=progress and lead, curves=[curve],
+                               checkpoint_interval=cfg.checkpoint_interval, after_chunk=after_chunk)
+        if stop_after is not None and state["step"] < cfg.steps and curve["diverged_step"] is None:
             if run_dir is not None:
                 run_dir.close()
-            return {"status": "stopped", "steps_done": prog.step}
-        if prog.status == "completed" and not cfg.eval_interval:
-            _evaluate_at(cfg, steps, corpus, state, prog, lambda rec: None)
-        result = _summary(cfg, prog, corpus, len(devices), time.perf_counter() - t0)
+            return {"status": "stopped", "steps_done": state["step"]}
+        result = _summary(cfg, curve, corpus, len(devices), time.perf_counter() - t0, timed)
         if run_dir is not None:
             run_dir.close(result)
     if verbose and lead and not progress:
@@ -161,100 +162,29 @@ def _check_same_ops(stored: dict, cfg: TrainConfig, out: Path) -> None:
                          f"resume with --ops {old}, or use another --out")
 
 
-def _start(cfg: TrainConfig, steps: Steps, run_dir: RunDir | None) -> tuple[dict, Progress]:
-    """The initial (or restored) parameters and optimiser state, and the progress so far."""
-    params = steps.replicate(init_params(cfg.model, cfg.seed)[1])
-    state, start, losses, evals = {"params": params, "opt_state": steps.init_opt(params)}, 0, [], []
-    if run_dir is not None:
-        state, start, losses, evals = run_dir.restore(state)
-    return state, Progress(step=start, losses=losses, evals=evals)
+def _start(cfg: TrainConfig, run_dir: RunDir | None) -> tuple[dict, dict]:
+    """The initial (or restored) stacked state of the group of one, and its curve so far."""
+    state = init_group([cfg])
+    if run_dir is None:
+        return state, new_curve(cfg)
+    steps = group_steps([cfg])
+    single, start, losses, evals = run_dir.restore(steps.squeeze({k: state[k] for k in ("params", "opt_state")}))
+    if not start:
+        return state, new_curve(cfg)
+    if run_dir.lead:  # the records as stored (the validation loss too), cut back to the checkpoint
+        evals = rundir.read_metrics(run_dir.path)[1]
+    return {**steps.unsqueeze(single), "step": start}, new_curve(cfg, losses, evals)
 
 
-def _evaluate_at(cfg: TrainConfig, steps: Steps, corpus, state: dict, prog: Progress, log) -> None:
-    """The mean held-out loss over the fixed evaluation windows (at the last step with
-    ``final_eval="whole"``: over every token of the split), recorded and logged; a non-finite one
-    ends the run as diverged."""
-    if cfg.final_eval == "whole" and prog.step == cfg.steps:
-        parts = batches.whole_split(corpus.valid, cfg.batch_size, cfg.model.seq_len)
-    else:
-        parts = [batches.eval_batches(corpus.valid, cfg.eval_batches, cfg.batch_size, cfg.model.seq_len)]
-    def place(b):  # a batch that does not split evenly over the devices (the split's last windows) is copied to each
-        return steps.to_device(b) if b.shape[0] % steps.mesh.devices.size == 0 else steps.replicate(b)
-    means = [np.mean([float(steps.eval_step(state["params"], place(b))) for b in part]) for part in parts]
-    value = batches.whole_split_mean(parts, means)
-    prog.evals.append({"step": prog.step, "eval_loss": value})
-    log(prog.evals[-1])
-    if not math.isfinite(value):
-        prog.status, prog.diverged_step = "diverged", prog.step
-
-
-def _due(step: int, interval: int) -> bool:
-    return bool(interval) and step % interval == 0
-
-
-def _loop(cfg, steps: Steps, corpus, state: dict, prog: Progress, run_dir: RunDir | None, bar_on: bool,
-          stop_after: int | None) -> dict:
-    """Train from ``prog.step`` to the end (or ``stop_after`` steps on); evaluate, checkpoint and
-    log on the way. Returns the final state; ``prog`` is updated in place."""
-    log = run_dir.log if run_dir is not None else (lambda rec: None)
-    if prog.step == 0 and cfg.eval_interval:
-        _evaluate_at(cfg, steps, corpus, state, prog, log)
-    start, end = prog.step, cfg.steps if stop_after is None else min(cfg.steps, prog.step + stop_after)
-    bar = tqdm(total=cfg.steps, initial=start, disable=not bar_on, unit="step", dynamic_ncols=True,
-               desc=f"L={cfg.model.depth} d={cfg.model.width}")
-    t_chunk, pending = time.perf_counter(), []
-    while prog.step < end and prog.status == "completed":
-        batch = batches.train_batch(corpus.train, prog.step, cfg.batch_size, cfg.model.seq_len, cfg.seed,
-                                     cfg.sampling)
-        state["params"], state["opt_state"], loss = steps.train_step(state["params"], state["opt_state"],
-                                                                     steps.to_device(batch))
-        pending.append(loss)
-        prog.step += 1
-        if len(pending) < CHUNK and prog.step < end and not _due(prog.step, cfg.eval_interval) \
-                and not _due(prog.step, cfg.checkpoint_interval):
-            continue
-        _record_chunk(steps, prog, [float(x) for x in pending], start, time.perf_counter() - t_chunk, log, bar, cfg)
-        pending = []
-        if prog.status == "diverged":
-            break
-        if _due(prog.step, cfg.eval_interval) or (prog.step == cfg.steps and cfg.eval_interval):
-            _evaluate_at(cfg, steps, corpus, state, prog, log)
-        if run_dir is not None and prog.status == "completed" and \
-                (_due(prog.step, cfg.checkpoint_interval) or prog.step == cfg.steps):
-            run_dir.save(prog.step, state)  # the metrics up to here are made durable first
-        t_chunk = time.perf_counter()  # evaluation and checkpoints are not training time
-    bar.close()
-    return state
-
-
-def _record_chunk(steps: Steps, prog: Progress, chunk: list, start: int, seconds: float, log, bar,
-                  cfg: TrainConfig) -> None:
-    """Log the losses of the steps just run (one device sync per chunk, not per step), stopping
-    at the first non-finite one; time the chunk unless it holds the compilation."""
-    first = prog.step - len(chunk)
-    if first > start:
-        prog.timed_steps, prog.timed_seconds = prog.timed_steps + len(chunk), prog.timed_seconds + seconds
-    for i, value in enumerate(chunk):
-        log({"step": first + i + 1, "loss": value})
-        if not math.isfinite(value):  # the run ends here: it saw the tokens of this step, no more
-            prog.status, prog.diverged_step, prog.step = "diverged", first + i + 1, first + i + 1
-            break
-        prog.losses.append(value)
-    bar.update(len(chunk))
-    rate = len(chunk) * cfg.batch_size * cfg.model.seq_len / max(seconds, 1e-9)
-    bar.set_postfix(loss=f"{chunk[-1]:.3f}", tok_s=f"{rate:,.0f}")
-
-
-def _summary(cfg: TrainConfig, prog: Progress, corpus, n_devices: int, seconds: float) -> dict:
+def _summary(cfg: TrainConfig, curve: dict, corpus, n_devices: int, seconds: float, timed: dict) -> dict:
     """The run's summary (``result.json``): outcome, final losses, size, throughput, hardware."""
-    completed = prog.status == "completed"
     tokens_per_step = cfg.batch_size * cfg.model.seq_len
+    end = outcome(curve, cfg.steps)
+    if not cfg.validation_split:
+        end.pop("select_loss")
     return rundir.summary(
-        status=prog.status, diverged_step=prog.diverged_step,
-        steps_done=prog.step if completed else prog.diverged_step,
-        eval_loss=prog.evals[-1]["eval_loss"] if completed else None, train_loss=rundir.train_loss(prog.losses),
-        parameters=parameter_counts(cfg.model), tokens_seen=prog.step * tokens_per_step,
-        tokens_per_s=round(prog.timed_steps * tokens_per_step / prog.timed_seconds, 1) if prog.timed_seconds else None,
+        **end, parameters=parameter_counts(cfg.model), tokens_seen=end["steps_done"] * tokens_per_step,
+        tokens_per_s=round(timed["steps"] * tokens_per_step / timed["seconds"], 1) if timed["seconds"] else None,
         seconds=round(seconds, 2),
         devices={"backend": jax.default_backend(), "count": n_devices, "processes": jax.process_count()},
         corpus={"name": cfg.corpus, "tokens": corpus.meta["tokens"], "fingerprint": corpus.meta["fingerprint"]})
