@@ -60,3 +60,25 @@ def test_the_doubling_sweep_enters_the_gap_table_at_its_complete_sizes_only():
 @pytest.mark.parametrize("word", ["under way", "so far", " yet"])
 def test_no_progress_bulletin(word):
     assert word not in discussion.rule_scope() and word not in discussion.left_out_sentence("gpu-slice")
+
+
+def test_the_discussion_counts_the_pairs_as_the_claims_row_does():
+    """Both chapters read each pair at its smallest size by the seeds' paired interval: the
+    Discussion's reading of every pair is the claims row's, its 'worse' count theirs, and a
+    one-seed pair is never counted as worse."""
+    from dwlib.book import claims
+    from dwlib.experiments import pairs
+    target = pairs.rule(pv.RULE_SWEEP)["half_width_target"]
+    want = {}
+    for name in discussion.SWEEPS:
+        for p in pv.read_by_rule(name)["pairs"]:
+            want[(name, p["shallow"], p["deep"])] = claims.small_size_reading(p["points"][0] if p["points"] else None,
+                                                                              target)
+    small = [r for name in discussion.SWEEPS for r in discussion.gap_rows(name) if r["end"] in ("smallest", "only")]
+    assert {(r["sweep"], r["shallow"], r["deep"]): r["reading"] for r in small} == want
+    assert all(r["reading"] != claims.SMALL_WORSE for r in small if r["n_seeds"] == 1)
+    n = discussion.numbers()
+    assert n["ds_n_pairs"] == len(want)
+    assert n["ds_n_worse"] == sum(v == claims.SMALL_WORSE for v in want.values())
+    n_ok = sum(v in (claims.SMALL_WORSE, claims.SMALL_COMPARABLE) for v in want.values())
+    assert f"No better in {n_ok} of the {len(want)} pairs" in claims.small_sizes_row()["book"]

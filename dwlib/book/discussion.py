@@ -15,8 +15,10 @@ import pandas as pd
 
 from dwlib import fmt
 from dwlib.core import bounds, sizes
+from dwlib.book import claims
 from dwlib.book import pairs_verdicts as pv
 from dwlib.book.experiments import learning_rate_check
+from dwlib.experiments import pairs as pairs_rule
 from dwlib.experiments import transition as tr
 from dwlib.experiments.catalogue import gpt3_table
 from dwlib.experiments.presets import get_preset
@@ -78,9 +80,15 @@ def gap_rows(name: str) -> list[dict]:
     """Each adjacent pair of a stored sweep at the smallest and the largest target budget both
     depths reach: widths, the regime of each network (:func:`dwlib.core.bounds.regime`), the
     deep-minus-shallow loss of each seed (runs of one seed see the same data,
-    :func:`dwlib.experiments.transition.paired_gaps`), its mean and spread."""
+    :func:`dwlib.experiments.transition.paired_gaps`), its mean and spread, the two sizes, and
+    the reading of the seeds' paired interval that the claims table makes
+    (:func:`dwlib.book.claims.small_size_reading`: worse, comparable, better or not resolved)."""
     records = _records(name)
     width = {(r["depth"], r["target_budget"]): r["width"] for r in records}
+    size = {(r["depth"], r["target_budget"]): r["budget"] for r in records}
+    target = pairs_rule.rule(pv.RULE_SWEEP)["half_width_target"]
+    points = {(p["shallow"], p["deep"], x["target_budget"]): x
+              for p in pv.read_by_rule(name)["pairs"] for x in p["points"]}
     rows = []
     for shallow, deep in tr.adjacent_pairs(get_preset(name).depths):
         gaps = tr.paired_gaps(records, shallow, deep)
@@ -90,6 +98,7 @@ def gap_rows(name: str) -> list[dict]:
             n = g["target_budget"]
             w_s, w_d = width[(shallow, n)], width[(deep, n)]
             values = np.array(list(g["gaps"].values()))
+            point = points.get((shallow, deep, n))
             rows.append({
                 "sweep": name, "shallow": shallow, "deep": deep, "end": end, "target_budget": n,
                 "width_shallow": w_s, "width_deep": w_d,
@@ -97,12 +106,29 @@ def gap_rows(name: str) -> list[dict]:
                 "gaps": values, "mean": float(values.mean()),
                 "std": float(values.std(ddof=1)) if values.size > 1 else None,
                 "n_seeds": int(values.size), "n_deeper_worse": int((values > 0).sum()),
+                "params_shallow": size[(shallow, n)], "params_deep": size[(deep, n)],
+                "half_width": point["half_width"] if point else None,
+                "reading": claims.small_size_reading(point, target),
             })
     return rows
 
 
 def _regime_text(regime: str) -> str:
     return {"depth-efficient": "below", "depth-inefficient": "above", "threshold": "on"}[regime]
+
+
+def reading_text(r: dict) -> str:
+    """A row's interval reading in words: 'worse', 'not resolved (one seed)', 'not resolved
+    (half-width 0.16 nats)'."""
+    if r["reading"] != claims.SMALL_UNRESOLVED:
+        return r["reading"]
+    return "not resolved (one seed)" if r["n_seeds"] == 1 else f"not resolved (half-width {r['half_width']:.2f} nats)"
+
+
+def size_difference(r: dict) -> float:
+    """How much larger the deeper network of a row is than the shallower one, as a fraction
+    (-0.11: 11% fewer parameters)."""
+    return r["params_deep"] / r["params_shallow"] - 1
 
 
 def gap_table() -> pd.DataFrame:
@@ -119,7 +145,7 @@ def gap_table() -> pd.DataFrame:
                 "widths, against the threshold": f"{r['width_shallow']} {_regime_text(r['regime_shallow'])}, "
                                                  f"{r['width_deep']} {_regime_text(r['regime_deep'])}",
                 "gap, deep - shallow (nats)": spread,
-                "deeper worse in": f"{r['n_deeper_worse']} of {r['n_seeds']} seed{'s' if r['n_seeds'] > 1 else ''}",
+                "deeper, by the seeds' interval": reading_text(r),
             })
     return pd.DataFrame(out).set_index(["pair", "budget"])
 
@@ -153,11 +179,38 @@ def left_out_sentence(name: str = "gpu-slice") -> str:
             if g["target_budget"] in dropped and last and last[1] < 0 < np.mean(list(g["gaps"].values())):
                 turns.append(f"the {deep}-layer network's lead at {fmt.count(last[0])} does not hold at "
                              f"{fmt.count(g['target_budget'])}")
+    rising = rising_losses(name)
+    up = [r for r in rising if r["rises"]]
+    rise = (("every depth's loss rises with size" if len(up) == len(rising) else "a loss rises with size")
+            + (f" (from {fmt.count(up[0]['from'])} to {fmt.count(up[0]['to'])}, " if up else "")
+            + "; ".join(f"{r['depth']} layers: {r['before']:.2f} to {r['after']:.2f}" for r in up)
+            + (")" if up else ""))
     return (f"The {label} is read only up to the budgets where every depth's loss still falls with size, "
-            f"which leaves out {where}: there a loss rises with size, so something other than size holds that "
-            f"network back. The gaps at {where}, deep minus shallow, are "
+            f"which leaves out {where}: there {rise}, so something other than size holds the networks "
+            f"back. The gaps at {where}, deep minus shallow, are "
             + (pv._and(parts) if parts else "not measured for both depths of any pair")
             + (f", so {pv._and(turns)}." if turns else "."))
+
+
+def rising_losses(name: str = "gpu-slice") -> list[dict]:
+    """Each depth's mean held-out loss at the last budget a sweep is read at and at the first it
+    leaves out (:func:`_records`), and whether it rises there."""
+    records = stored_results(name)
+    kept = sorted({r["target_budget"] for r in _records(name)})
+    dropped = sorted({r["target_budget"] for r in records} - set(kept))
+    out = []
+    if not kept or not dropped:
+        return out
+    for depth in sorted({r["depth"] for r in records}):
+        def mean(b):
+            v = [r["eval_loss"] for r in records if r["depth"] == depth and r["target_budget"] == b
+                 and r["eval_loss"] is not None and math.isfinite(r["eval_loss"])]
+            return float(np.mean(v)) if v else None
+        before, after = mean(kept[-1]), mean(dropped[0])
+        if before is not None and after is not None:
+            out.append({"depth": depth, "from": kept[-1], "to": dropped[0], "before": before, "after": after,
+                        "rises": after > before})
+    return out
 
 
 def rule_scope() -> str:
@@ -186,24 +239,46 @@ def numbers() -> dict:
         names = [f"the {SWEEPS[r['sweep']][0]}'s {r['shallow']} vs {r['deep']}" for r in rs]
         return (names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]) if names else "none"
 
-    def worse(r):  # the deeper network worse in every seed
-        return r["n_deeper_worse"] == r["n_seeds"]
+    def worse(r):  # the seeds' paired interval lies above zero: the deeper network resolved worse
+        return r["reading"] == claims.SMALL_WORSE
 
-    def except_text(rs):  # the pairs of a group where the deeper network is not worse in every seed
-        rest = [r for r in rs if not worse(r)]
-        return f", except in {pairs(rest)}, where the seeds disagree" if rest else ""
+    def unresolved_text(rs):  # the pairs of a group that are not resolved, and why
+        one = [r for r in rs if r["reading"] == claims.SMALL_UNRESOLVED and r["n_seeds"] == 1]
+        wide = [r for r in rs if r["reading"] == claims.SMALL_UNRESOLVED and r["n_seeds"] > 1]
+        parts = []
+        if wide:
+            hw = sorted(r["half_width"] for r in wide)
+            spread = f"{hw[0]:.2f}" if len(hw) == 1 else f"{hw[0]:.2f} to {hw[-1]:.2f}"
+            parts.append(f"{pairs(wide)}, whose interval holds zero with a half-width of {spread} nats")
+        if one:
+            parts.append(f"{pairs(one)}, which has one seed and so no interval")
+        return "; and ".join(parts)
 
-    def worse_text(rs):  # which pairs of a group have the deeper network worse in every seed, in English
+    def worse_text(rs):  # which pairs of a group have the deeper network resolved worse, in English
         yes, rest = [r for r in rs if worse(r)], [r for r in rs if not worse(r)]
         if not rs:
             return "no pair is in this group"
         if not rest:
-            return ("the deeper network is worse in every seed of " + ("both" if len(rs) == 2 else "each")
-                    if len(rs) > 1 else "the deeper network is worse in every seed")
+            return ("the seeds' interval puts the deeper network behind in " + ("both" if len(rs) == 2 else "each")
+                    if len(rs) > 1 else "the seeds' interval puts the deeper network behind")
         if not yes:
-            return "the seeds disagree on which network is ahead in " + ("both" if len(rs) == 2 else "each")
-        return (f"the deeper network is worse in every seed in {pairs(yes)}, while in {pairs(rest)} the seeds "
-                "disagree")
+            return "no difference is resolved in " + ("either" if len(rs) == 2 else "any of them")
+        return (f"the seeds' interval puts the deeper network behind in {pairs(yes)}, while "
+                f"{pairs(rest)} {'is' if len(rest) == 1 else 'are'} not resolved")
+
+    def size_text(rs):  # where the two networks of a pair differ in size by more than 5%
+        fewer = [r for r in rs if size_difference(r) < -0.05]
+        more = [r for r in rs if size_difference(r) > 0.05]
+        parts = []
+        for group, word in ((fewer, "fewer"), (more, "more")):
+            if group:
+                pct = sorted({math.floor(abs(size_difference(r)) * 100 + 0.5) for r in group})
+                how = f"{pct[0]}%" if len(pct) == 1 else f"{pct[0]}% to {pct[-1]}%"
+                parts.append(f"about {how} {word} parameters than the shallower one in {pairs(group)}")
+        if not parts:
+            return "The two networks of each of these pairs are within 5% of one size."
+        return ("The two networks of a pair are not of one size: the deeper network has "
+                + pv._and(parts) + ", so part of a gap there may come from the difference in size.")
 
     def separated(r):  # eqs. (7)/(8) put the deeper network's lower bound above the shallower one's upper
         heads = get_preset(r["sweep"]).head_size
@@ -226,16 +301,17 @@ def numbers() -> dict:
         "f1_size_12_vs_gpt3": 10 ** fig1[12]["log10_vs_gpt3"],
         "f1_depths_above": ", ".join(str(L) for L in FIGURE1_DEPTHS[1:]),
         "ds_n_pairs": len(small),
-        # the answer to "do this book's sweeps show it?": the deeper network worse in every seed
+        # the answer to "do this book's sweeps show it?": the deeper network resolved worse
         "ds_answer": "Yes" if all(map(worse, small)) else "Partly" if any(map(worse, small)) else "No",
-        "ds_n_worse_all_seeds": sum(map(worse, small)),
-        # the range of the gap where the deeper network is worse in every seed
+        "ds_n_worse": sum(map(worse, small)),
+        # the range of the mean gap where the deeper network is resolved worse
         "ds_gap_min": min((r["mean"] for r in small if worse(r)), default=float("nan")),
         "ds_gap_max": max((r["mean"] for r in small if worse(r)), default=float("nan")),
         "ds_not_worse": pairs([r for r in small if not worse(r)]),
-        "ds_exceptions": ("there is no exception" if all(map(worse, small)) else
-                          f"the exception{' is' if sum(not worse(r) for r in small) == 1 else 's are'} "
-                          + pairs([r for r in small if not worse(r)])),
+        "ds_rest": _rest_sentence(small, worse, unresolved_text),
+        # the Takeaway's short form: how many put the deeper network ahead, how many are not resolved
+        "ds_rest_short": (f"ahead in {_none(sum(r['reading'] == claims.SMALL_BETTER for r in small))}, "
+                          f"{pv.words(sum(r['reading'] == claims.SMALL_UNRESOLVED for r in small))} not resolved"),
         "ds_rule_scope": rule_scope(),
         "ds_std_max": max(r["std"] for r in small if r["std"] is not None),
         "ds_one_seed": pairs([r for r in small if r["n_seeds"] == 1]),
@@ -246,12 +322,11 @@ def numbers() -> dict:
                               f"in {sum(map(separated, both_below))} of the {len(both_below)}"),
         "ds_gpu_left_out": left_out_sentence(),
         "ds_rule_cross": pv.of(n_rule_cross, n_rule, "pair", "crosses"),
-        "ds_below_except": except_text(both_below),
         "ds_below_worse": worse_text(both_below),
         "ds_both_above": pairs(both_above),
         "ds_n_both_above": len(both_above),
-        "ds_above_except": except_text(both_above),
         "ds_above_worse": worse_text(both_above),
+        "ds_above_sizes": size_text(both_above),
         "ds_closing": pairs(closing),
         "ds_crossed": pairs(crossed),
         "ds_n_crossed": len(crossed),
@@ -260,10 +335,43 @@ def numbers() -> dict:
         "gpt3_lth": float(bounds.depth_threshold(gpt3["width"])),
         "ds_lr_shallow": shallow,
         "ds_lr_deep": deep,
-        "ds_lr_budget_k": lr_records[0]["budget"] / 1e3,
+        "ds_lr_size_shallow": next(r["budget"] for r in lr_records if r["depth"] == shallow),
+        "ds_lr_size_deep": next(r["budget"] for r in lr_records if r["depth"] == deep),
         "ds_lr_gap_common": lr["gap_at_reference"],
         "ds_lr_gap_best": lr["gap_at_best"],
     }
+
+
+def _none(n: int) -> str:
+    return "none" if n == 0 else pv.words(n)
+
+
+def _rest_sentence(small: list[dict], worse, unresolved_text) -> str:
+    """The pairs that the interval does not put behind: how many are not resolved and why, and
+    whether any is resolved better or comparable, in one sentence."""
+    rest = [r for r in small if not worse(r)]
+    if not rest:
+        return "No pair is left unresolved or resolved the other way."
+    unresolved = [r for r in rest if r["reading"] == claims.SMALL_UNRESOLVED]
+    better = [r for r in rest if r["reading"] == claims.SMALL_BETTER]
+    level = [r for r in rest if r["reading"] == claims.SMALL_COMPARABLE]
+    parts = []
+    if unresolved:
+        parts.append(f"{pv.words(len(unresolved))} {'is' if len(unresolved) == 1 else 'are'} not resolved: "
+                     + unresolved_text(unresolved))
+    if level:
+        parts.append(f"{pv.words(len(level))} {'is' if len(level) == 1 else 'are'} comparable within the rule's "
+                     "precision")
+    if better:
+        parts.append(f"{pv.words(len(better))} {'puts' if len(better) == 1 else 'put'} the deeper network ahead")
+    if len(unresolved) == len(rest):
+        text = (f"The other {pv.words(len(rest))} {'is' if len(rest) == 1 else 'are'} not resolved: "
+                + unresolved_text(unresolved))
+    else:
+        text = "Of the other " + pv.words(len(rest)) + ", " + "; ".join(parts)
+    if not better:
+        text += "; in none is the deeper network resolved better"
+    return text + "."
 
 
 def figure1_chart(max_depth: int = 48):
