@@ -100,9 +100,9 @@ def test_models_chart_draws_every_model_once():
     merged = next(p for p in points if (p["depth"], p["width"]) == (96, 12288))
     assert merged["name"] == "OPT-175B / GPT-3 175B" and merged["verdict"] == "too deep"
     assert "zhang2022opt" in merged["source"] and "brown2020language" in merged["source"]
-    # labels: one name per point and how many more (a phone's plot is narrow), each left or
-    # right of its point
-    assert all(" / " not in p["label"] and p["align"] in ("left", "right") for p in points)
+    # labels: one name per point and how many more (a phone's plot is narrow), beside, above
+    # or below its point
+    assert all(" / " not in p["label"] and p["align"] in ("left", "right", "center") for p in points)
     assert next(p for p in points if p["depth"] == 12)["label"] == "BERT-base +2"
 
 
@@ -113,18 +113,14 @@ def _curve_through_labels(spec: dict, rows: list[dict], width: float) -> list[st
     lo, hi = (math.log10(v) for v in (3e7, 3e12))
     ytop = next(v["encoding"]["y"]["scale"]["domain"][1] for v in spec["layer"]
                 if v["encoding"].get("y", {}).get("scale", {}).get("domain"))
-    height = spec["height"]
 
     def px(budget, depth):
-        return (math.log10(budget) - lo) / (hi - lo) * width, (1 - depth / ytop) * height
+        return (math.log10(budget) - lo) / (hi - lo) * width, (1 - depth / ytop) * spec["height"]
     out = []
     for r in rows:
-        x, y = px(r["budget"], r["depth"])
-        w = 0.56 * 9 * len(r["label"])
-        x0 = x + r["dx"] if r["align"] == "left" else x + r["dx"] - w
-        box = (x0, y + r["dy"] - 5.5, x0 + w, y + r["dy"] + 5.5)
-        if any(box[0] <= cx <= box[2] and box[1] <= cy <= box[3]
-               for cx, cy in (px(c["budget"], c["depth"]) for c in curve)):
+        box = render.label_box(*px(r["budget"], r["depth"]), r["label"], (r["align"], r["dx"], r["dy"]), 9)
+        if r["label"] and any(box[0] <= cx <= box[2] and box[1] <= cy <= box[3]
+                              for cx, cy in (px(c["budget"], c["depth"]) for c in curve)):
             out.append(r["label"])
     return out
 
@@ -132,23 +128,23 @@ def _curve_through_labels(spec: dict, rows: list[dict], width: float) -> list[st
 def test_models_chart_labels_keep_off_the_curve_and_far_ones_are_tied_to_their_points():
     spec = vg.models_chart(load_models() + gpt3_table()).to_dict()
     rows = _points(spec)
-    # on a wide plot no label is crossed by the curve; on a phone's, where labels first keep clear
-    # of each other, GPT-2 XL's (crossed before at every width) is not
-    for width in vg.LABEL_WIDTHS:
-        crossed = _curve_through_labels(spec, rows, width)
-        assert crossed == [] if width > vg.PHONE_PLOT else "GPT-2 XL" not in crossed, (width, crossed)
-    # a label two lines or more from its point gets a thin line to it
+    # (tests/test_viz_layout.py checks every label at every width: its own point nearest, no
+    # curve through it); here: labels set apart are tied to their points by one layer of lines
     rules = [v for v in spec["layer"] if v["mark"]["type"] == "rule"]
-    assert rules and rules[0]["transform"] == [{"filter": "abs(datum.dy) > 11"}]
-    assert any(abs(r["dy"]) > 11 for r in rows)
-    # the check tells: placed without regard to the curve (the general placement), labels are
-    # crossed by it (GPT-2 XL's was, at 600 px)
+    assert len(rules) == 1 and any(r["leader"] for r in rows) and any(r["leader_phone"] for r in rows)
+    # one mark, one label: GPT-3 13B and LLaMA-13B (depth 40, widths 5,140 and 5,120) coincide
+    forty = [r for r in rows if r["depth"] == 40]
+    assert len(forty) == 2 and sorted(r["label"] for r in forty)[0] == "" and sorted(r["label"] for r in forty)[1].endswith(" +1")
+    for width in (600, 300):
+        assert _curve_through_labels(spec, rows, width) == []
+    # the check tells: placed without regard to the curve, labels are crossed by it
     ytop = rules[0]["encoding"]["y"]["scale"]["domain"][1]
-    fx = [(math.log10(r["budget"]) - math.log10(3e7)) / 5 for r in rows]
-    places = narrow_offsets(fx, [(1 - r["depth"] / ytop) * spec["height"] for r in rows],
-                            [r["label"] for r in rows], spec["height"], font_size=9)
-    plain = [dict(r, align=a, dx=dx, dy=dy) for r, (a, dx, dy) in zip(rows, places)]
-    assert any(_curve_through_labels(spec, plain, w) for w in vg.LABEL_WIDTHS if w > vg.PHONE_PLOT)
+    shown = [r for r in rows if r["label"]]
+    fx = [(math.log10(r["budget"]) - math.log10(3e7)) / 5 for r in shown]
+    places = narrow_offsets(fx, [(1 - r["depth"] / ytop) * spec["height"] for r in shown],
+                            [r["label"] for r in shown], spec["height"], font_size=9, lo=300, hi=600)
+    plain = [dict(r, align=a, dx=dx, dy=dy) for r, (a, dx, dy) in zip(shown, places)]
+    assert any(_curve_through_labels(spec, plain, w) for w in (300, 450, 600))
 
 
 def test_models_chart_colours_follow_the_fit_passed_in():

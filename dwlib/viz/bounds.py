@@ -20,8 +20,8 @@ from dwlib import fmt
 from dwlib.core.bounds import (C2_FACTOR, LOG3_2, corollary1_width, depth_threshold, regime,
                                separation_rank_bounds)
 from dwlib.errors import InputError
-from dwlib.viz.layout import NARROW_WIDTH, band, narrow_offsets, text_offsets
-from dwlib.viz.render import short_label, slider
+from dwlib.viz.layout import band, label_rows, leader_rules, text_offsets
+from dwlib.viz.render import short_label, slider, text_width
 from dwlib.viz.widgets import explorer, int_slider, log_slider
 
 # ---------------------------------------------------------------------------------------------
@@ -73,40 +73,57 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     region_text = alt.Chart(labels).mark_text(align="left", baseline="top", fontSize=region_font, color="#444",
                                               lineBreak="\n", limit=alt.expr("width - 12")).encode(
         x=x, y=alt.Y("depth:Q", scale=yscale), text="text:N")
-    layers = [below, above, line, region_text]
-    if models:
-        # One point per shape (models of equal depth and width share it), labels placed so
-        # that they do not overlap at any width the chart is drawn at (dwlib.viz.layout).
-        shapes: dict = {}
-        for m in models:
-            shapes.setdefault((m["depth"], m["width"]), []).append(m["name"])
-        keys = sorted(shapes, key=lambda s: (s[1], s[0]))
-        fx = [float((np.log10(w) - np.log10(lo)) / (np.log10(hi) - np.log10(lo))) for _, w in keys]
-        py = [float((1 - (np.log10(L) - np.log10(depth_range[0]))
-                     / (np.log10(depth_range[1]) - np.log10(depth_range[0]))) * height_px) for L, _ in keys]
-        texts = [short_label(shapes[k]) for k in keys]
-        def y_px(depth):
-            return float((1 - (np.log10(depth) - np.log10(depth_range[0]))
-                          / (np.log10(depth_range[1]) - np.log10(depth_range[0]))) * height_px)
-        rows = upper.split("\n")
-        x0 = float((np.log10(lo * 1.3) - np.log10(lo)) / (np.log10(hi) - np.log10(lo)))  # a fraction
-        region = (x0, y_px(upper_depth), 0.56 * region_font * max(map(len, rows)),
-                  (region_font + 2) * len(rows))
-        obstacle = (region[0] * NARROW_WIDTH, region[1], region[0] * NARROW_WIDTH + region[2], region[1] + region[3])
-        places = narrow_offsets(fx, py, texts, height_px, font_size=10, obstacles=[obstacle])
-        pts = pd.DataFrame([{"name": " / ".join(shapes[k]), "depth": k[0], "width": k[1], "label": t,
-                             "align": a, "dx": dx, "dy": dy}
-                            for k, t, (a, dx, dy) in zip(keys, texts, places)])
-        tips = ["name:N", "depth:Q", alt.Tooltip("width:Q", format=",")]
-        layers.append(alt.Chart(pts).mark_point(filled=True, size=50, color="black").encode(
-            x=x, y=alt.Y("depth:Q", scale=yscale), tooltip=tips))
-        layers.append(alt.Chart(pts).mark_text(fontSize=10, **text_offsets()).encode(
-            x=x, y=alt.Y("depth:Q", scale=yscale), text="label:N", tooltip=tips))
     # the slider's ends on its step grid (multiples of 0.05), so that its start, 3.0 (width
     # 1,000), is a position the slider can take and leave and come back to
     step = 0.05
     ends = [round(f(round(float(np.log10(v)) / step, 9)) * step, 10) for f, v in ((math.ceil, lo), (math.floor, hi))]
-    log_w = slider("log10_width", *ends, step, 3.0, label="log10(width)")
+    start = 3.0
+    log_w = slider("log10_width", *ends, step, start, label="log10(width)")
+    right = f"{log_w.name} > {(float(np.log10(lo)) + float(np.log10(hi))) / 2!r}"
+    layers = [below, above, line, region_text]
+    if models:
+        # One point per shape (models of equal depth and width share it), each label nearest its
+        # own point and clear of the threshold curve at every width the chart is drawn at
+        # (dwlib.viz.layout); a label set apart from its point gets a leader line to it.
+        shapes: dict = {}
+        for m in models:
+            shapes.setdefault((m["depth"], m["width"]), []).append(m["name"])
+        keys = sorted(shapes, key=lambda s: (s[1], s[0]))
+
+        def fraction(width):
+            return float((np.log10(width) - np.log10(lo)) / (np.log10(hi) - np.log10(lo)))
+
+        def y_px(depth):
+            return float((1 - (np.log10(depth) - np.log10(depth_range[0]))
+                          / (np.log10(depth_range[1]) - np.log10(depth_range[0]))) * height_px)
+        fx = [fraction(w) for _, w in keys]
+        py = [y_px(L) for L, _ in keys]
+        # one name a point (the tooltip has them all): two names are wider than a phone's plot
+        texts = [short_label(shapes[k], most=1) for k in keys]
+        # kept clear of: the upper region's name, and the slider's note, point and dashed line
+        # where the slider starts
+        rows = upper.split("\n")
+        region = (fraction(lo * 1.3), 0.0, y_px(upper_depth), text_width(max(rows, key=len), region_font),
+                  y_px(upper_depth) + (region_font + 2) * len(rows))
+        w0 = 10.0 ** start
+        note_w = text_width(f"d_x = {w0:,.0f}: L_th = {depth_threshold(w0):.2f}", 12) * 1.1  # bold
+        note_y = y_px(float(depth_threshold(w0))) + 12
+        note_x = (-8 - note_w, -8) if start > (np.log10(lo) + np.log10(hi)) / 2 else (8, 8 + note_w)
+        note = (fraction(w0), note_x[0], note_y - 8, note_x[1], note_y + 8)
+        marker_box = (fraction(w0), -7, note_y - 19, 7, note_y - 5)
+        threshold = [(fraction(w), y_px(t)) for w, t in zip(widths, curve["threshold"])]
+        dashed = [(fraction(w0), y_px(depth_range[0])), (fraction(w0), note_y - 12)]
+        rows = label_rows(fx, py, texts, height_px, 10, width_px, obstacles=[region, note, marker_box],
+                          curves=[threshold, dashed])
+        pts = pd.DataFrame([{"name": " / ".join(shapes[k]), "depth": k[0], "width": k[1], **row}
+                            for k, row in zip(keys, rows)])
+        tips = ["name:N", "depth:Q", alt.Tooltip("width:Q", format=",")]
+        y = alt.Y("depth:Q", scale=yscale)
+        layers.append(leader_rules(pts, x, y))
+        layers.append(alt.Chart(pts).mark_point(filled=True, size=50, color="black").encode(
+            x=x, y=y, tooltip=tips))
+        layers.append(alt.Chart(pts).mark_text(fontSize=10, **text_offsets()).encode(
+            x=x, y=y, text="label:N", tooltip=tips))
     marker = (alt.Chart(pd.DataFrame({"i": [0]}))
               .transform_calculate(width=f"pow(10, {log_w.name})")
               .transform_calculate(threshold="log(datum.width) / log(3)")
@@ -120,7 +137,6 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
         x=x, y=alt.Y("threshold:Q", scale=yscale))
     # The note stays inside the plot: right of the marker in the left half, left of it in the
     # right half.
-    right = f"{log_w.name} > {(float(np.log10(lo)) + float(np.log10(hi))) / 2!r}"
     note = marker.mark_text(align=alt.expr(f"{right} ? 'right' : 'left'"), dx=alt.expr(f"{right} ? -8 : 8"),
                             dy=12, fontSize=12, fontWeight="bold", color="#ff7f0e").encode(
         x=x, y=alt.Y("threshold:Q", scale=yscale), text="text:N")

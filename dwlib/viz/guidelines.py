@@ -24,7 +24,7 @@ from dwlib.core.fit import (AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE, DEF
                             positive_number, practical_shape, require_one_head, verdict)
 from dwlib.errors import InputError, require
 from dwlib.experiments.catalogue import load_models
-from dwlib.viz.layout import NARROW_WIDTH, band, text_offsets
+from dwlib.viz.layout import band, label_rows, leader_rules, text_offsets
 from dwlib.viz.render import short_label, slider
 from dwlib.viz.widgets import explorer, log_slider
 
@@ -86,87 +86,6 @@ def _curve_frame(budget_range, points: int, fit: Fit, rel_tol: float = DEFAULT_R
     return curve
 
 
-#: the plot widths (px) at which the models chart's labels are placed together: the narrowest
-#: phone's (dwlib.viz.layout), a 390 px phone's, the chart's own and a wide screen's
-LABEL_WIDTHS = (NARROW_WIDTH, 300, 600, 900)
-#: the margin (px) kept between two labels of the models chart
-PAD = 0.0
-#: the models chart's label placement: among the places least over other text and points and
-#: least outside the plot, the weights of a label over the fit's curve (per sample of it) and over
-#: another label's leader line (per point of it); the vertical steps tried (in lines)
-W_CURVE, W_LEADER = 100, 30
-#: the widest plot (px) of a phone's column, where labels must never clash, and the weight (per
-#: px²) of a clash on a wider plot
-PHONE_PLOT, W_WIDE = 300, 10
-STEPS = (0, -1, 1, -2, 2, -3, 3)
-
-
-def _model_label_offsets(fractions, ys, texts, height: int, curve, font_size: float = 9.0) -> list:
-    """(align, dx, dy) per point for the models chart: like :func:`dwlib.viz.render.place_labels`
-    (labels beside their points, clear of other labels and points and inside the plot), but
-    judged at every width of :data:`LABEL_WIDTHS` at once, kept off the fit's curve (``curve``:
-    (fraction, y) samples of it) and, among free places, the one nearest its point, so that a
-    label neither crosses the curve nor drifts away from its point as the chart widens."""
-    char_w, box_h, gap = 0.56 * font_size, font_size + 2, 7
-    candidates = [(align, side * gap, k * box_h) for k in STEPS
-                  for align, side in (("left", 1), ("right", -1))]
-
-    def box(x, y, text, align, dx, dy):
-        w = char_w * len(text)
-        x0 = x + dx if align == "left" else x + dx - w
-        return (x0, y + dy - box_h / 2, x0 + w, y + dy + box_h / 2)
-
-    def overlap(a, b):
-        w = min(a[2], b[2]) - max(a[0], b[0])
-        h = min(a[3], b[3]) - max(a[1], b[1])
-        return w * h if w > 0 and h > 0 else 0.0
-
-    def leader(x, y, cand):
-        """Points along the line from a point to its label (none for a label beside it)."""
-        _, dx, dy = cand
-        if abs(dy) <= box_h:
-            return []
-        s = 1 if dy > 0 else -1
-        return [(x + t * dx, y + s * 5 + t * (dy - 2 * s * 5)) for t in np.linspace(0, 1, 9)]
-
-    def inside(q, b):
-        return b[0] <= q[0] <= b[2] and b[1] <= q[1] <= b[3]
-
-    placed: list = []  # (index, candidate) so far
-    out = []
-    for i, (f, y, text) in enumerate(zip(fractions, ys, texts)):
-        best, best_cost = None, None
-        for rank, cand in enumerate(candidates):
-            hard = soft = 0.0  # a place free of other text and inside the plot always wins
-            for width in LABEL_WIDTHS:
-                b = box(f * width, y, text, *cand)
-                grown = (b[0] - PAD, b[1] - PAD, b[2] + PAD, b[3] + PAD)  # a browser's text runs a little wider
-                # outside the plot (over the axis labels), over another label or over a point:
-                # never on a phone, where the plot is narrowest, and as little as can be wider
-                clash = (max(0, -b[0]) + max(0, b[2] - width) + max(0, -b[1]) + max(0, b[3] - height)) * box_h
-                clash += sum(overlap(grown, box(fractions[j] * width, ys[j], texts[j], *c)) for j, c in placed)
-                clash += sum(overlap(b, (fj * width - 4, yj - 4, fj * width + 4, yj + 4))
-                             for j, (fj, yj) in enumerate(zip(fractions, ys)) if j != i)
-                if width <= PHONE_PLOT:
-                    hard += clash
-                else:
-                    soft += W_WIDE * clash
-                # the curve through the label: every sample inside its box (grown by 1 px)
-                soft += W_CURVE * sum(b[0] - 1 <= cf * width <= b[2] + 1 and b[1] - 1 <= cy <= b[3] + 1
-                                      for cf, cy in curve)
-                # a leader (drawn to a label two lines or more away) through another label
-                boxes = [box(fractions[j] * width, ys[j], texts[j], *c) for j, c in placed]
-                soft += W_LEADER * sum(inside(q, o) for q in leader(f * width, y, cand) for o in boxes)
-                soft += W_LEADER * sum(inside(q, b) for j, c in placed
-                                       for q in leader(fractions[j] * width, ys[j], c))
-            cost = (round(hard, 6), soft + rank * 1e-3)  # among equally free places, the nearest
-            if best_cost is None or cost < best_cost:
-                best, best_cost = cand, cost
-        placed.append((i, best))
-        out.append(best)
-    return out
-
-
 def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_REL_TOL,
                  abs_tol: float = DEFAULT_ABS_TOL, budget_range=(3e7, 3e12),
                  width: int = 600, height: int = 400) -> alt.LayerChart:
@@ -177,8 +96,9 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     ``models``: dicts with ``name``, ``depth``, ``width`` and optionally ``source`` (default
     :func:`~dwlib.experiments.catalogue.load_models`).  Models of the same shape are drawn as
     one point (the label shows one name and how many more, the tooltip all).  Verdicts are computed
-    with ``fit``/``rel_tol``/``abs_tol`` (so the colours match the curve and band).  Labels
-    are placed so as not to overlap (:func:`dwlib.viz.render.place_labels`).
+    with ``fit``/``rel_tol``/``abs_tol`` (so the colours match the curve and band).  Each label
+    lies nearest its own point and off the curve at every width the chart is drawn at
+    (:func:`dwlib.viz.layout.narrow_offsets`).
     """
     models = load_models(fit, rel_tol, abs_tol) if models is None else list(models)
     lo, hi = check_budget_range(budget_range)
@@ -191,13 +111,26 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     lx0, lx1 = math.log10(lo), math.log10(hi)
     fx = [(math.log10(p["budget"]) - lx0) / (lx1 - lx0) for p in groups]
     py = [(1 - p["depth"] / ytop) * height for p in groups]
-    # one name a point (the tooltip has them all): a two-name label is wider than a phone's plot
-    texts = [short_label(p["name"].split(" / "), most=1) for p in groups]
+    # one label a mark: shapes whose points fall within a pixel of each other at the chart's
+    # width, with one verdict, are one mark to a reader (GPT-3 13B and LLaMA-13B), labelled once
+    names: dict = {}
+    for i, g in enumerate(groups):
+        first = next((j for j in names if groups[j]["verdict"] == g["verdict"]
+                      and abs(fx[j] - fx[i]) * width < 1 and abs(py[j] - py[i]) < 1), None)
+        names.setdefault(i if first is None else first, []).extend(g["name"].split(" / "))
+    # one name a label (the tooltip has them all): a two-name label is wider than a phone's plot
+    shown = sorted(names)
+    texts = [short_label(names[i], most=1) for i in shown]
+    # each label nearest its own point and off the fit's curve at every width the chart is
+    # drawn at (dwlib.viz.layout), tied to its point by a leader line where it is set apart
     cfx = [(math.log10(b) - lx0) / (lx1 - lx0) for b in curve["budget"]]
     cpy = [(1 - d / ytop) * height for d in curve["depth"]]
-    places = _model_label_offsets(fx, py, texts, height, list(zip(cfx, cpy)))
-    pts = pd.DataFrame([dict(p, label=text, align=align, dx=dx, dy=dy, size=fmt.count(p["budget"]))
-                        for p, text, (align, dx, dy) in zip(groups, texts, places)])
+    placed = dict(zip(shown, label_rows([fx[i] for i in shown], [py[i] for i in shown], texts, height, 9,
+                                        width, curves=[list(zip(cfx, cpy))])))
+    blank = {k: ("" if k == "label" else v) for k, v in next(iter(placed.values())).items()}
+    blank.update({k: False for k in blank if k.startswith("leader")})
+    pts = pd.DataFrame([dict(p, **placed.get(i, blank), size=fmt.count(p["budget"]))
+                        for i, p in enumerate(groups)])
     x = _budget_x(lo, hi)
     yscale = alt.Scale(domain=[0, ytop])
     near = alt.Chart(curve).mark_area(opacity=0.18, color=VERDICT_COLORS["near optimal"]).encode(
@@ -225,12 +158,8 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
         x=x, y=alt.Y("depth:Q", scale=yscale), color=color, shape=shape, tooltip=tips)
     labels = alt.Chart(pts).mark_text(fontSize=9, **text_offsets()).encode(
         x=x, y=alt.Y("depth:Q", scale=yscale), color=color, text="label:N", tooltip=tips)
-    # a thin line from a point to a label placed two or more lines above or below it
-    leaders = alt.Chart(pts).transform_filter("abs(datum.dy) > 11").mark_rule(
-        color="#777", strokeWidth=0.8, xOffset=alt.expr("datum.dx > 0 ? 2 : -2"),
-        yOffset=alt.expr("datum.dy > 0 ? 5 : -5"), x2Offset=alt.expr("datum.dx"),
-        y2Offset=alt.expr("datum.dy > 0 ? datum.dy - 5 : datum.dy + 5")).encode(
-        x=x, y=alt.Y("depth:Q", scale=yscale), x2="budget:Q", y2="depth:Q")
+    # a thin line from a point to its label where the label is set apart
+    leaders = leader_rules(pts, x, alt.Y("depth:Q", scale=yscale))
     return (alt.layer(near, line, leaders, dots, labels)
             .properties(width=width, height=height,
                         title=alt.Title("Real models against the fit's optimal depth",

@@ -4,12 +4,14 @@ A chart is drawn at its spec's width in JupyterLab and in the book on a desktop,
 in the book on a phone (book/assets/dwcharts.js narrows it to the column, down to about
 :data:`NARROW_WIDTH` pixels of plot).
 
-- Point labels are placed once, in pixels, at that narrowest plot width
-  (:func:`narrow_offsets`, with :func:`dwlib.viz.render.place_labels`), and drawn at those
-  pixel offsets from their points (:func:`text_offsets`). Widening the plot moves the points
-  apart horizontally and leaves the offsets alone, so labels placed clear of each other at
-  the narrowest width stay clear at wider ones (tests/test_viz_layout.py checks it on the
-  book's charts).
+- Point labels are placed in pixels (:func:`label_rows`, with
+  :func:`dwlib.viz.render.place_labels`), once for a phone's plots and once for wider ones,
+  and drawn at those pixel offsets from their points (:func:`text_offsets`), a label set
+  apart from its point tied to it by a leader line (:func:`leader_rules`). Widening the plot
+  moves the points apart horizontally and leaves the offsets alone, so each placement is
+  judged at every width of its range (:func:`plot_widths`): at each, every label's nearest
+  point is its own, and no label meets another, a point or a curve (tests/test_viz_layout.py
+  checks it on the book's charts).
 - Bands (an area between ``y`` and ``y2``) are drawn unstacked (:func:`band`): JupyterLab's
   Vega-Lite 5.6 otherwise stacks a band over a log scale along x, drawing it thousands of
   pixels wide, and warns "Cannot stack non-linear scale (log)".
@@ -17,29 +19,89 @@ in the book on a phone (book/assets/dwcharts.js narrows it to the column, down t
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 
-from dwlib.viz.render import place_labels
+from dwlib.viz.render import leader_offsets, place_labels
 
 #: the plot width (pixels) labels are placed at: a chart narrowed to the column of a phone
 #: 320 px wide (the narrowest the book's browser tests open a page at: about 165 px of plot).
 NARROW_WIDTH = 165
 
 
-def narrow_offsets(fractions, ys, texts, height: int, font_size: float, obstacles=()) -> list:
-    """(align, dx, dy) per point, placed at :data:`NARROW_WIDTH`: ``fractions`` are the
-    points' horizontal positions as a fraction of the plot width (0 left, 1 right), ``ys``
-    their pixel heights from the top of a plot ``height`` pixels tall. ``obstacles``: boxes
-    (x0, y0, x1, y1) in pixels of other text, anchored at the plot's left edge (they do not
-    move as the plot widens), which the labels keep clear of."""
-    return place_labels([f * NARROW_WIDTH for f in fractions], list(ys), list(texts),
-                        NARROW_WIDTH, height, font_size=font_size, obstacles=obstacles)
+#: the widest plot (px) of a phone's column (a 390 px screen draws a 291 px plot): labels are
+#: placed once for the plots of a phone (from :data:`NARROW_WIDTH`) and once for wider ones
+#: (up to the chart's own width), and drawn by the plot's width (:func:`text_offsets`)
+PHONE_PLOT = 300
+
+
+def plot_widths(lo: int, hi: int, step: float = 1.15) -> list[int]:
+    """The plot widths (px) from ``lo`` to ``hi`` that labels are judged at, each at most
+    ``step`` times the one before."""
+    k = max(1, math.ceil(math.log(hi / lo) / math.log(step)))
+    return sorted({round(lo * (hi / lo) ** (i / k)) for i in range(k + 1)})
+
+
+def narrow_offsets(fractions, ys, texts, height: int, font_size: float, obstacles=(), curves=(),
+                   lo: int = NARROW_WIDTH, hi: int | None = None) -> list:
+    """(align, dx, dy) per point (:func:`dwlib.viz.render.place_labels`), judged at every plot
+    width of :func:`plot_widths` from ``lo`` to ``hi`` (default: ``lo`` only): ``fractions`` are
+    the points' horizontal positions as a fraction of the plot width (0 left, 1 right), ``ys``
+    their pixel heights from the top of a plot ``height`` pixels tall. ``obstacles``: other text
+    the chart draws, which the labels keep clear of, as boxes (fraction, x0, y0, x1, y1) anchored
+    at a horizontal fraction of the plot (x0, x1: pixel offsets from it; y0, y1: pixels).
+    ``curves``: lines the chart draws, each a sequence of (fraction, y) samples, which no label
+    may touch."""
+    widths = plot_widths(lo, hi) if hi and hi > lo else []
+    lines = [[(f * lo, y) for f, y in curve] for curve in curves]
+    boxes = [(f * lo, *rest) for f, *rest in obstacles]
+    return place_labels([f * lo for f in fractions], list(ys), list(texts), lo, height,
+                        font_size=font_size, obstacles=boxes, widths=widths, curves=lines)
+
+
+def label_rows(fractions, ys, texts, height: int, font_size: float, widest: int, obstacles=(),
+               curves=()) -> list[dict]:
+    """Per point, its label placed for a phone's plots (:data:`NARROW_WIDTH` to
+    :data:`PHONE_PLOT`) and for wider ones (to ``widest``, the chart's width), with
+    :func:`narrow_offsets` (the arguments are its): the text ``label``, and per placement
+    ``align``, ``dx``, ``dy`` and, for a label set apart from its point, ``leader`` true and its
+    line's offsets ``lx0``, ``ly0``, ``lx1``, ``ly1`` from the point; the phone's fields end in
+    ``_phone``. Drawn by :func:`text_offsets` and :func:`leader_rules`."""
+    args = (fractions, ys, texts, height, font_size, obstacles, curves)
+    phone = narrow_offsets(*args, lo=NARROW_WIDTH, hi=min(PHONE_PLOT, widest))
+    wide = narrow_offsets(*args, lo=PHONE_PLOT, hi=widest) if widest > PHONE_PLOT else phone
+    rows = []
+    for text, *places in zip(texts, wide, phone):
+        row = {"label": text}
+        for suffix, place in zip(("", "_phone"), places):
+            lead = leader_offsets(text, place, font_size)
+            row.update({"align" + suffix: place[0], "dx" + suffix: float(place[1]),
+                        "dy" + suffix: float(place[2]), "leader" + suffix: lead is not None})
+            row.update({name + suffix: float(v) for name, v in
+                        zip(("lx0", "ly0", "lx1", "ly1"), lead or (0, 0, 0, 0))})
+        rows.append(row)
+    return rows
+
+
+def _by_width(field: str) -> str:
+    return f"width <= {PHONE_PLOT} ? datum.{field}_phone : datum.{field}"
 
 
 def text_offsets() -> dict:
-    """Mark properties drawing each label at its datum's ``align``, ``dx`` and ``dy``."""
-    return {"align": alt.expr("datum.align"), "dx": alt.expr("datum.dx"), "dy": alt.expr("datum.dy"),
-            "baseline": "middle"}
+    """Mark properties drawing each label at its place for the plot's width (:func:`label_rows`)."""
+    return {"align": alt.expr(_by_width("align")), "dx": alt.expr(_by_width("dx")),
+            "dy": alt.expr(_by_width("dy")), "baseline": "middle"}
+
+
+def leader_rules(data, x: alt.X, y: alt.Y, color: str = "#777") -> alt.Chart:
+    """Thin lines from points to their labels where these are set apart (:func:`label_rows`),
+    drawn at the lines' pixel offsets from the points for the plot's width."""
+    return alt.Chart(data).mark_rule(
+        color=color, strokeWidth=0.8, strokeOpacity=alt.expr(f"({_by_width('leader')}) ? 1 : 0"),
+        xOffset=alt.expr(_by_width("lx0")), yOffset=alt.expr(_by_width("ly0")),
+        x2Offset=alt.expr(_by_width("lx1")), y2Offset=alt.expr(_by_width("ly1"))).encode(
+        x=x, y=y, x2=alt.X2(x.shorthand), y2=alt.Y2(y.shorthand))
 
 
 def band(x: alt.X, y: alt.Y, y2) -> dict:

@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import html
 import json
+import math
 
 import altair as alt
+import numpy as np
 
 from dwlib import fmt
 from dwlib.env import on_colab
@@ -133,46 +135,261 @@ def short_label(names: list[str], most: int = 2) -> str:
     return " / ".join(short[:most]) + (f" +{len(short) - most}" if len(short) > most else "")
 
 
-def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0, obstacles=()) -> list:
-    """Greedy placement of point labels in pixel space (x, y in pixels, y down).
+#: advance widths (thousandths of the font size) of the characters of the book's chart font,
+#: Arimo (measured in Chromium on the font file the book ships); others count as a wide letter
+_ADVANCE = dict(zip(
+    " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
+    [278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, *[556] * 10,
+     278, 278, 584, 584, 584, 556, 1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556,
+     833, 722, 778, 667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556,
+     333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556, 556, 556, 333,
+     500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584]))
+#: the nearest other point may come no nearer a label's box than this many times its own point
+OWN_MARGIN = 1.5
+#: a label whose box lies further than this (px) from its point is tied to it by a leader line
+LEADER_FROM = 10.0
+#: the radius (px) kept clear around a point: its mark, and where a leader line starts
+DOT_RADIUS = 5.0
+#: the gap (px) between a point and a label beside it
+GAP = 6.0
 
-    For each point, in order, the first of a few candidate positions (right or left of the
-    point, level, above or below) whose box stays inside the chart and overlaps no point, no
-    label placed so far and none of ``obstacles`` (boxes (x0, y0, x1, y1) of other text the
-    chart draws); if none is free, the one with the least overlap.  Returns
-    (align, dx, dy) per point, offsets in pixels from the point to the label's anchor.
-    Deterministic (no randomness), so the chart's spec is the same on every run.
-    """
-    char_w, box_h, gap = 0.56 * font_size, font_size + 2, 7
-    candidates = [("left", gap, 0), ("left", gap, -box_h), ("left", gap, box_h),
-                  ("right", -gap, 0), ("right", -gap, -box_h), ("right", -gap, box_h),
-                  ("left", gap, -2 * box_h), ("left", gap, 2 * box_h),
-                  ("right", -gap, -2 * box_h), ("right", -gap, 2 * box_h),
-                  ("left", gap, -3 * box_h), ("left", gap, 3 * box_h),
-                  ("right", -gap, -3 * box_h), ("right", -gap, 3 * box_h)]
-    dots = [(x - 4, y - 4, x + 4, y + 4) for x, y in zip(xs, ys)]
-    placed: list = list(obstacles)
+
+def text_width(text: str, font_size: float) -> float:
+    """The width (px) of one line of chart text in the book's font, with a pixel's margin each
+    side (a browser's rounding, a front end drawing in a slightly wider font)."""
+    return sum(_ADVANCE.get(c, 722) for c in str(text)) * font_size / 1000 + 2
+
+
+def label_box(x: float, y: float, text: str, place, font_size: float) -> tuple:
+    """The box (x0, y0, x1, y1), in pixels, y down, of a label drawn at ``place``, an
+    (align, dx, dy) offset from its point (x, y), with baseline middle."""
+    align, dx, dy = place
+    w, h = text_width(text, font_size), font_size + 2
+    x0 = x + dx - {"left": 0, "center": w / 2, "right": w}[align]
+    return (x0, y + dy - h / 2, x0 + w, y + dy + h / 2)
+
+
+def _box_point_distance(b, px, py):
+    """Distance (px) from points (arrays px, py) to box b; 0 inside."""
+    ddx = np.maximum(np.maximum(b[0] - px, 0), px - b[2])
+    ddy = np.maximum(np.maximum(b[1] - py, 0), py - b[3])
+    return np.hypot(ddx, ddy)
+
+
+def leader_offsets(text: str, place, font_size: float):
+    """The leader line of a label at ``place`` as (x0, y0, x1, y1) offsets in pixels from its
+    point: from the edge of the point's mark to the nearest point of the label's box; None for
+    a label near enough to its point (within :data:`LEADER_FROM`) to need none."""
+    b = label_box(0.0, 0.0, text, place, font_size)
+    nx, ny = min(max(0.0, b[0]), b[2]), min(max(0.0, b[1]), b[3])  # the box's point nearest (0, 0)
+    d = math.hypot(nx, ny)
+    if d <= LEADER_FROM:
+        return None
+    return (nx / d * DOT_RADIUS, ny / d * DOT_RADIUS, nx, ny)
+
+
+def _hits(seg, boxes):
+    """Which segments meet which boxes: (A, B) booleans for segments ``seg`` (A, 4: x0, y0,
+    x1, y1) and ``boxes`` (B, 4: x0, y0, x1, y1) (Liang-Barsky clipping)."""
+    seg, boxes = np.asarray(seg, float).reshape(-1, 4), np.asarray(boxes, float).reshape(-1, 4)
+    x0, y0 = seg[:, 0:1], seg[:, 1:2]
+    dx, dy = seg[:, 2:3] - x0, seg[:, 3:4] - y0
+    lo = np.zeros((len(seg), len(boxes)))
+    hi = np.ones((len(seg), len(boxes)))
+    ok = np.ones((len(seg), len(boxes)), bool)
+    for p, q in ((-dx, x0 - boxes[:, 0]), (dx, boxes[:, 2] - x0),
+                 (-dy, y0 - boxes[:, 1]), (dy, boxes[:, 3] - y0)):
+        p = np.broadcast_to(p, q.shape)
+        par = np.abs(p) < 1e-12
+        ok &= ~(par & (q < 0))
+        t = q / np.where(par, 1.0, p)
+        lo = np.where(~par & (p < 0), np.maximum(lo, t), lo)
+        hi = np.where(~par & (p > 0), np.minimum(hi, t), hi)
+    return ok & (lo <= hi)
+
+
+def _overlaps(a, b):
+    """Overlap areas (A, B) of boxes ``a`` (A, 4) and ``b`` (B, 4)."""
+    w = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
+    h = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
+    return np.where((w > 0) & (h > 0), w * h, 0.0)
+
+
+def _candidates(font_size: float) -> list:
+    """Places tried for a label, (align, dx, dy): beside its point (level, or a half line to
+    six lines up or down), further out to the side (with a leader), and above or below it."""
+    h = font_size + 2
     out = []
-
-    def overlap(a, b):
-        w = min(a[2], b[2]) - max(a[0], b[0])
-        h = min(a[3], b[3]) - max(a[1], b[1])
-        return w * h if w > 0 and h > 0 else 0.0
-
-    for i, (x, y, text) in enumerate(zip(xs, ys, texts)):
-        w = char_w * len(text)
-        best, best_cost = None, None
-        for align, dx, dy in candidates:
-            x0 = x + dx if align == "left" else x + dx - w
-            box = (x0, y + dy - box_h / 2, x0 + w, y + dy + box_h / 2)
-            outside = (max(0, -box[0]) + max(0, box[2] - width)
-                       + max(0, -box[1]) + max(0, box[3] - height)) * box_h
-            cost = outside + sum(overlap(box, o) for o in placed) + sum(
-                overlap(box, d) for j, d in enumerate(dots) if j != i)
-            if best_cost is None or cost < best_cost:
-                best, best_cost = (align, dx, dy, box), cost
-            if cost == 0:
-                break
-        placed.append(best[3])
-        out.append(best[:3])
+    for k in (0, -0.5, 0.5, -1, 1, -1.5, 1.5, -2, 2, -2.5, 2.5, -3, 3, -4, 4, -5, 5, -6, 6):
+        for extra in (0, 12, 20, 30, 50):
+            out += [("left", GAP + extra, k * h), ("right", -(GAP + extra), k * h)]
+    for k in range(8):
+        dy = h / 2 + DOT_RADIUS + 1 + k * h
+        out += [("center", 0.0, -dy), ("center", 0.0, dy)]
     return out
+
+
+def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0, obstacles=(), *,
+                 widths=(), curves=(), margin: float = OWN_MARGIN) -> list:
+    """Places of point labels in pixel space (x, y in pixels at a plot ``width`` wide, y down),
+    that obey one rule at ``width`` and at every plot width in ``widths`` (as the plot widens,
+    points and ``obstacles`` move with it, ``xs`` scaled, and labels keep their offsets):
+
+    a label belongs to its point: the point nearest its box is its own, and every other point
+    is at least ``margin`` times as far (but for a point drawn over the label's own, closer
+    than :data:`DOT_RADIUS`: one mark to a reader; a label set further than :data:`LEADER_FROM` from its
+    point is tied to it by a leader line, and keeps other points ``margin`` times
+    :data:`LEADER_FROM` away); and its box stays inside the plot, clear of other
+    labels, other points, ``obstacles`` (other text the chart draws: boxes (ax, x0, y0, x1, y1),
+    anchored at ax pixels, which moves as a point does, x0 and x1 offsets from it), the lines of
+    ``curves`` (each a sequence of (x, y) pixels at ``width``), and the leader lines of other
+    labels.
+
+    Among the places that obey it, the nearest its point wins (one needing a leader line counts
+    :data:`LEADER_FROM` further); a leader line (:func:`leader_offsets`) must itself cross no
+    other label or point. The most constrained labels are placed
+    first, then each label is placed again while that lowers the rule's violations; where no
+    place obeys the rule, the one that breaks it least is taken (the book's tests show that
+    none does in its charts). Returns (align, dx, dy) per point, offsets in pixels from the
+    point to the label's anchor. Deterministic, so the chart's spec is the same on every run.
+    """
+    n = len(xs)
+    texts = [str(t) for t in texts]
+    scales = [1.0] + [w / width for w in widths if w != width]
+    fx, fy = np.asarray(xs, float), np.asarray(ys, float)
+    cands = _candidates(font_size)
+    C = len(cands)
+    segs = [np.column_stack([np.asarray(c, float)[:-1], np.asarray(c, float)[1:]])
+            for c in curves if len(c) > 1]
+    seg = np.concatenate(segs) if segs else np.zeros((0, 4))
+    obst = np.asarray(obstacles, float).reshape(-1, 5)
+    # per label: its boxes and leaders relative to its point, its own distance, and a preference
+    rel = np.array([[label_box(0.0, 0.0, t, c, font_size) for c in cands] for t in texts])  # (n, C, 4)
+    lead = np.zeros((n, C, 4))
+    has = np.zeros((n, C), bool)
+    for i, t in enumerate(texts):
+        for c, cand in enumerate(cands):
+            ln = leader_offsets(t, cand, font_size)
+            if ln is not None:
+                lead[i, c], has[i, c] = ln, True
+    own = _box_point_distance(rel.transpose(2, 0, 1), 0.0, 0.0)  # (n, C)
+    near = own + LEADER_FROM * has
+
+    def grown(b, d=1.0):
+        return b + np.array([-d, -d, d, d])
+
+    static = np.zeros((n, C))
+    absbox = np.zeros((len(scales), n, C, 4))
+    abslead = np.zeros((len(scales), n, C, 4))
+    for s, k in enumerate(scales):
+        px = fx * k
+        shift = np.column_stack([px, fy, px, fy])  # (n, 4)
+        absbox[s] = rel + shift[:, None, :]
+        abslead[s] = lead + shift[:, None, :]
+        for i in range(n):
+            b = absbox[s, i]
+            out = (np.maximum(0, -b[:, 0]) + np.maximum(0, b[:, 2] - width * k)
+                   + np.maximum(0, -b[:, 1]) + np.maximum(0, b[:, 3] - height))
+            others = np.arange(n) != i
+            dist = _box_point_distance(b.T[:, :, None], px[others][None, :], fy[others][None, :])  # (C, n-1)
+            # a label tied by a leader keeps other points as far as one at LEADER_FROM would
+            # (a point whose mark covers the own point's centre is the same mark to a reader)
+            apart = np.hypot(px[others] - px[i], fy[others] - fy[i]) >= DOT_RADIUS
+            owned = (np.maximum(0, margin * np.minimum(own[i], LEADER_FROM)[:, None] - dist)
+                     * apart).sum(axis=1)
+            over_dot = np.maximum(0, DOT_RADIUS + 1 - dist).sum(axis=1)
+            cost = 10 * (out + owned + over_dot)
+            if len(obst):
+                ob = np.column_stack([obst[:, 0] * k + obst[:, 1], obst[:, 2],
+                                      obst[:, 0] * k + obst[:, 3], obst[:, 4]])
+                cost += _overlaps(grown(b), ob).sum(axis=1)
+            if len(seg):
+                cost += 50 * _hits(seg * [k, 1, k, 1], grown(b)).sum(axis=0)
+            dots = np.column_stack([px[others] - DOT_RADIUS, fy[others] - DOT_RADIUS,
+                                    px[others] + DOT_RADIUS, fy[others] + DOT_RADIUS])
+            cost += 20 * np.where(has[i], _hits(abslead[s, i], dots).sum(axis=1), 0)
+            static[i] += cost
+
+    # pairs of labels that can meet: their costs over every width, (C, C) per pair
+    reach_x = rel[:, :, [0, 2]].__abs__().max(axis=(1, 2)) + 2
+    reach_y = rel[:, :, [1, 3]].__abs__().max(axis=(1, 2)) + 2
+    pair: dict = {}
+    for i in range(n):
+        for j in range(i + 1, n):
+            if (abs(fx[i] - fx[j]) * min(scales) > reach_x[i] + reach_x[j] + 1
+                    or abs(fy[i] - fy[j]) > reach_y[i] + reach_y[j] + 1):
+                continue
+            m = np.zeros((C, C))
+            for s in range(len(scales)):
+                bi, bj = absbox[s, i], absbox[s, j]
+                m += _overlaps(grown(bi), bj)
+                m += 20 * (_hits(abslead[s, i], bj) & has[i][:, None])
+                m += 20 * (_hits(abslead[s, j], bi) & has[j][:, None]).T
+            pair[i, j], pair[j, i] = m, m.T
+
+    def costs(i, chosen):
+        hard = static[i].copy()
+        for j, cj in chosen.items():
+            if j != i and (i, j) in pair:
+                hard += pair[i, j][:, cj]
+        return np.round(hard, 6)
+
+    def best(i, chosen):
+        hard = costs(i, chosen)
+        return min(range(C), key=lambda c: (hard[c], near[i, c], c)), hard
+
+    def score(chosen):
+        hard = sum(costs(i, chosen)[chosen[i]] for i in range(n))
+        return round(float(hard), 6), float(sum(near[i, chosen[i]] for i in range(n)))
+
+    def solve(order):
+        chosen: dict = {}
+        for i in order:
+            chosen[i] = best(i, chosen)[0]
+        for _ in range(8):  # each label placed again, against all the others, while that helps
+            changed = False
+            for i in order:
+                c, hard = best(i, chosen)
+                old = chosen[i]
+                if (hard[c], near[i, c]) < (hard[old], near[i, old]):
+                    chosen[i], changed = c, True
+            if not changed:
+                break
+        return score(chosen), chosen
+
+    def improve(chosen, current):
+        """Move a label (one that breaks the rule, or nearer its point), placing again the labels
+        it then meets, while the whole breaks the rule less, or as little and its labels lie
+        nearer their points in all."""
+        for _ in range(60):
+            for i in range(n):
+                broken = costs(i, chosen)[chosen[i]] > 0
+                better = [c for c in np.argsort(near[i], kind="stable") if static[i, c] <= 1e-9
+                          and (broken or near[i, c] < near[i, chosen[i]]) and c != chosen[i]]
+                for c in better:
+                    trial = dict(chosen)
+                    trial[i] = int(c)
+                    for j in range(n):
+                        if j != i and (i, j) in pair and pair[i, j][c, trial[j]] > 0:
+                            trial[j] = best(j, trial)[0]
+                    got = score(trial)
+                    if got < current:
+                        chosen, current = trial, got
+                        break
+                else:
+                    continue
+                break
+            else:
+                return chosen
+        return chosen
+
+    # greedy from several orders (the most constrained labels first: fewest places that obey
+    # the rule on their own; left to right; right to left; top down; bottom up), the best kept,
+    # then improved
+    free = [int(np.sum(static[i] <= 1e-9)) for i in range(n)]
+    orders = [sorted(range(n), key=lambda i: (free[i], i)), sorted(range(n), key=lambda i: (fx[i], i)),
+              sorted(range(n), key=lambda i: (-fx[i], i)), sorted(range(n), key=lambda i: (fy[i], i)),
+              sorted(range(n), key=lambda i: (-fy[i], i))]
+    current, chosen = min((solve(o) for o in orders), key=lambda r: r[0])
+    chosen = improve(chosen, current)
+    return [cands[chosen[i]] for i in range(n)]
