@@ -35,6 +35,32 @@ def brown_numbers(brown: pd.DataFrame) -> dict:
             "bw_max_gap_at": " / ".join(pairs.loc[gap.abs().idxmax(), ["attention", "task"]])}
 
 
+#: the wide-deep figure's base caption (what it encodes); :func:`brown_caption` adds what to conclude
+BROWN_CAPTION = ("Brown et al.'s test accuracies {cite}`brown2022wide`, as the survey reproduces them: each point "
+                 "is one kind of attention on one task (colour and shape), at the eight-layer network's accuracy "
+                 "(horizontal) and the one-layer wide network's (vertical), in percent. Points above the dashed "
+                 "diagonal are those where the single wide layer scored higher.")
+
+
+def brown_conclusion(n: dict) -> str:
+    """What the wide-deep figure shows, from :func:`brown_numbers`: no systematic winner when the
+    averages are within a point and neither network wins two thirds of the pairs, else the winner."""
+    wide, deep = n["bw_wide_wins"], n["bw_deep_wins"]
+    counts = (f"the wide layer scores higher in {wide} of the {n['bw_pairs']} pairs, the deep network in {deep}"
+              + (f", and {n['bw_ties']} {'is a tie' if n['bw_ties'] == 1 else 'are ties'}" if n["bw_ties"] else "")
+              + f"; on average {n['bw_wide_avg']:.1f}% wide against {n['bw_deep_avg']:.1f}% deep")
+    even = abs(n["bw_wide_avg"] - n["bw_deep_avg"]) < 1 and max(wide, deep) < 2 * n["bw_pairs"] / 3
+    if even:
+        return f"The points hug the diagonal, with no systematic winner: {counts}."
+    leader = "single wide layer" if n["bw_wide_avg"] > n["bw_deep_avg"] else "eight-layer network"
+    return f"The {leader} is ahead: {counts}."
+
+
+def brown_caption(brown: pd.DataFrame) -> str:
+    """The wide-deep figure's caption: what it encodes and what to conclude from it."""
+    return f"{BROWN_CAPTION} {brown_conclusion(brown_numbers(brown))}"
+
+
 def collapse_live(rows: list[dict], layers=(0, 1, 2, 3, 4, 6, 8, 12)):
     """(table, glue values) of a live :func:`dwlib.core.collapse.collapse_curves` run: the
     residual per variant at ``layers``, and the numbers the prose quotes."""
