@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from dwlib.book import claims, discussion
+from dwlib.book import analysed_model, claims, discussion
 from dwlib.experiments.records import stored_results
 from dwlib.store import packaged_text
 
@@ -156,3 +156,36 @@ def test_every_row_is_complete():
         for key in ("claim", "paper", "book", "chapter"):
             text = str(r[key])
             assert text and "nan" not in text.lower().split() and not text.endswith(("...", "…")), (key, r)
+
+
+def test_the_tally_counts_each_kind_of_check_apart():
+    """Arithmetic of the paper's formulas, computations on networks and trained networks are
+    counted apart, so that a count of agreements never mixes them; untested rows stand alone."""
+    def row(kind, agreement):
+        return {"claim": "c", "chapter": "x", "paper": "p", "book": "b", "agreement": agreement, "kind": kind}
+    table = [row(claims.ARITHMETIC, "agrees"), row(claims.ARITHMETIC, "agrees"), row(claims.ARITHMETIC, "differs"),
+             row(claims.COMPUTED, "agrees"), row(claims.TRAINED, "partly"), row(claims.TRAINED, "not testable here")]
+    text = claims.tally_sentence(table)
+    assert text.startswith("Of the 6 claims, 3 are arithmetic of the paper's own formulas")
+    assert ": 2 agree and 1 differs;" in text and "1 is computed on networks built here: 1 agrees;" in text
+    assert "1 rest on trained networks: 1 agrees in part; and 1 cannot be tested" in text
+    assert "3 agree" not in text
+    # rows without a kind: the plain count
+    plain = [{k: v for k, v in r.items() if k != "kind"} for r in table]
+    assert claims.tally_sentence(plain) == claims.summary_sentence(plain)
+
+
+def test_the_theory_rows_are_of_their_kind_and_link_their_equations():
+    """The threshold and the layer factor are arithmetic of eq. (7); every 'eq. (n)' of the
+    generated table is a link to the equation."""
+    text = claims.markdown([claims.threshold_row(), claims.layer_factor_row(), claims.proposition1_row(),
+                            claims.counting_row()])
+    assert "eq. (" not in text.replace("eq. {ref}`(", "")
+    assert "eq. {ref}`(7) <eq-7>`" in text and "eq. {ref}`(6) <eq-6>`" in text and "eq. {ref}`(4) <eq-4>`" in text
+
+
+def test_the_degree_row_reads_the_depths_the_chapter_measures():
+    table, _ = analysed_model.degrees()
+    depths = sorted(int(L) for L in table.index)
+    assert len(depths) >= 3
+    assert f"measured at depths {depths[0]} to {depths[-1]}" in claims.degree_row()["book"]

@@ -133,15 +133,27 @@ def counting_row() -> dict:
                 + ("all equal" if n["count_ok"] else "not all equal"), "agrees" if n["count_ok"] else "differs", "theory")
 
 
+def _range(values) -> str:
+    """'1 to 3', '1 and 2', '2'."""
+    values = sorted(values)
+    if len(values) == 1:
+        return str(values[0])
+    if len(values) == 2:
+        return f"{values[0]} and {values[1]}"
+    return f"{values[0]} to {values[-1]}" if values == list(range(values[0], values[-1] + 1)) else \
+        ", ".join(map(str, values[:-1])) + f" and {values[-1]}"
+
+
 def degree_row() -> dict:
     """The degree of the analysed network's output: the paper's 3^L - 1 against the measured
     degrees (total, and in one other position's input)."""
-    table, _ = analysed_model.degrees(depths=(1, 2))
+    table, _ = analysed_model.degrees()  # the depths the analysed-model chapter measures
+    depths = sorted(int(L) for L in table.index)
     total = (table["degree in all inputs"] == table["3^L"]).all()
     other = (table["degree in x^k alone (k != i)"] == table["2C = 3^L - 1"]).all()
     verdict = "partly" if total and other else "differs"
     return _row("the output is a polynomial of degree 2C = 3^L - 1 (proof sketch of Theorem 2)", "analysed_model",
-                f"3^L - 1 {PAPER}", "measured at depths 1 and 2: 3^L in all inputs together, 3^L - 1 in one "
+                f"3^L - 1 {PAPER}", f"measured at depths {_range(depths)}: 3^L in all inputs together, 3^L - 1 in one "
                 "other position's input" if total and other else "measured degrees differ from both",
                 verdict, "theory")
 
@@ -382,20 +394,44 @@ def vocabulary_rows() -> list[dict]:
 # ---------------------------------------------------------------------------------------------
 # The table
 
+#: what a row's check rests on: arithmetic of the paper's own formulas and fit (a consistency check
+#: of the paper's text, not an independent confirmation), a computation on networks built here
+#: (their separation ranks, degrees, summed indices, parameters), or trained networks
+ARITHMETIC, COMPUTED, TRAINED = "arithmetic", "computed", "trained"
+KINDS = {ARITHMETIC: "arithmetic of the paper's own formulas, consistency checks of its text rather than "
+                     "independent confirmations",
+         COMPUTED: "computed on networks built here", TRAINED: "rest on trained networks"}
+
+
+def _vocabulary_kind(row: dict) -> str:
+    """The vocabulary chapter's rows: a trained comparison rests on trained networks; the rest
+    are the grid ranks of the analysed network or cannot be tested."""
+    return TRAINED if "trained" in row["claim"] else COMPUTED
+
+
 def rows() -> list[dict]:
-    """Every claim's row, theory first, then the experiments, the guidelines and the vocabulary chapter."""
-    return [threshold_row(), *corollary1_rows(), double_exponential_row(), layer_factor_row(), one_layer_row(),
-            proposition1_row(), counting_row(), degree_row(), size_count_row(), figure1_row(), small_sizes_row(),
-            transitions_row(), transition_order_row(), fit_slope_row(), *gpt3_rows(), *trillion_rows(),
-            *vocabulary_rows()]
+    """Every claim's row, theory first, then the experiments, the guidelines and the vocabulary
+    chapter, each with the kind of check it is (:data:`KINDS`)."""
+    tagged = [(threshold_row(), ARITHMETIC), *((r, ARITHMETIC) for r in corollary1_rows()),
+              (double_exponential_row(), ARITHMETIC), (layer_factor_row(), ARITHMETIC), (one_layer_row(), COMPUTED),
+              (proposition1_row(), COMPUTED), (counting_row(), COMPUTED), (degree_row(), COMPUTED),
+              (size_count_row(), COMPUTED), (figure1_row(), TRAINED), (small_sizes_row(), TRAINED),
+              (transitions_row(), TRAINED), (transition_order_row(), TRAINED), (fit_slope_row(), TRAINED),
+              *((r, ARITHMETIC) for r in gpt3_rows()), *((r, ARITHMETIC) for r in trillion_rows()),
+              *((r, _vocabulary_kind(r)) for r in vocabulary_rows())]
+    return [r | {"kind": kind} for r, kind in tagged]
 
 
 _POWER = re.compile(r"(\d+(?:\.\d+)?) × 10\^(-?\d+)")
 
 
+_EQ = re.compile(r"\beq\. \((\d)\)")
+
+
 def _cell(text: str) -> str:
-    """A table cell in MyST: one line, 2 × 10^17 as math."""
-    return _POWER.sub(r"$\1 \\times 10^{\2}$", " ".join(str(text).split()))
+    """A table cell in MyST: one line, 2 × 10^17 as math, every "eq. (7)" a link to the equation."""
+    text = _POWER.sub(r"$\1 \\times 10^{\2}$", " ".join(str(text).split()))
+    return _EQ.sub(lambda m: f"eq. {{ref}}`({m.group(1)}) <eq-{m.group(1)}>`", text)
 
 
 def markdown(table: list[dict] | None = None) -> str:
@@ -431,6 +467,30 @@ def summary_sentence(table: list[dict]) -> str:
     count = Counter(r["agreement"] for r in table)
     parts = [f"{count[v]} {_SUMMARY_WORDS[v][count[v] != 1]}" for v in VERDICTS if count.get(v)]
     body = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"Of the {len(table)} claims, {body}."
+
+
+def tally_sentence(table: list[dict]) -> str:
+    """The verdicts counted by what each check rests on (:data:`KINDS`), the rows that cannot be
+    tested apart: 'Of the 24 claims, 11 are arithmetic of the paper's own formulas, ...: 8 agree
+    and 2 differ; ...'. Rows without a kind are counted as :func:`summary_sentence` does."""
+    if not all("kind" in r for r in table):
+        return summary_sentence(table)
+    untested = [r for r in table if r["agreement"] == "not testable here"]
+    parts = []
+    for kind, words in KINDS.items():
+        group = [r for r in table if r["kind"] == kind and r["agreement"] != "not testable here"]
+        if not group:
+            continue
+        count = Counter(r["agreement"] for r in group)
+        verdicts = [f"{'all' if count[v] == len(group) > 2 else 'both' if count[v] == len(group) == 2 else count[v]} "
+                    f"{_SUMMARY_WORDS[v][count[v] != 1]}" for v in VERDICTS if count.get(v)]
+        body = verdicts[0] if len(verdicts) == 1 else ", ".join(verdicts[:-1]) + " and " + verdicts[-1]
+        parts.append(f"{len(group)} {'is' if len(group) == 1 and kind != TRAINED else 'are' if kind != TRAINED else ''}"
+                     .rstrip() + f" {words}: {body}")
+    if untested:
+        parts.append(f"{len(untested)} {_SUMMARY_WORDS['not testable here'][len(untested) != 1]}")
+    body = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
     return f"Of the {len(table)} claims, {body}."
 
 
@@ -474,10 +534,15 @@ def numbers(table: list[dict] | None = None) -> dict:
             "differs": "cl_differ", "not reproduced": "cl_unreproduced", "not testable here": "cl_untested"}
     return {"cl_rows": len(table), **{keys[v]: count.get(v, 0) for v in VERDICTS},
             "cl_differ_claims": "; ".join(r["claim"] for r in table if r["agreement"] == "differs") or "none",
-            "cl_summary": summary_sentence(table),
+            "cl_summary": tally_sentence(table),
             "cl_figure2": figure2_sentence(table) if any(r["claim"].startswith("past a transition size")
                                                           for r in table) else "",
             "cl_coverage": coverage_sentence(),
             "cl_figure2_head": figure2_head(table) if any(r["claim"].startswith("past a transition size")
                                                           for r in table) else "",
-            "cl_target": pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"]}
+            "cl_target": pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"],
+            # the two arithmetic rows the chapter names as examples of their kind
+            "cl_example_width": bounds.PAPER_COROLLARY1["width"],
+            "cl_example_depth": bounds.PAPER_COROLLARY1["depth"],
+            "cl_example_threshold": float(bounds.depth_threshold(bounds.PAPER_COROLLARY1["width"])),
+            "cl_layer_ratio": two_regimes.numbers()["tr_ratio"]}
