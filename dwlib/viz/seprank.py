@@ -12,8 +12,16 @@ import pandas as pd
 
 QUANTITIES = ["measured grid rank", "polynomial-space bound", "Theorem 1 lower bound",
               "Theorem 1 upper bound", "Theorem 2 lower bound", "Theorem 2 upper bound"]
-COLORS = alt.Scale(domain=QUANTITIES, range=["#000000", "#7f7f7f", "#1f77b4", "#1f77b4", "#d62728", "#d62728"])
-DASH = alt.Scale(domain=QUANTITIES, range=[[1, 0], [2, 2], [1, 0], [5, 3], [1, 0], [5, 3]])
+COLOR = dict(zip(QUANTITIES, ["#000000", "#7f7f7f", "#1f77b4", "#1f77b4", "#d62728", "#d62728"]))
+DASHES = dict(zip(QUANTITIES, [[1, 0], [2, 2], [1, 0], [5, 3], [1, 0], [5, 3]]))
+
+
+def scales(quantities) -> tuple[alt.Scale, alt.Scale]:
+    """The colour and dash scales of the quantities a chart draws, in :data:`QUANTITIES` order:
+    the legend lists only what some panel shows."""
+    domain = [q for q in QUANTITIES if q in set(quantities)]
+    return (alt.Scale(domain=domain, range=[COLOR[q] for q in domain]),
+            alt.Scale(domain=domain, range=[DASHES[q] for q in domain]))
 
 
 def bound_rows(ranks: pd.DataFrame, panel: str) -> pd.DataFrame:
@@ -45,11 +53,12 @@ def rank_chart(ranks: pd.DataFrame, against: str = "depth"):
         df, x = bound_rows(ranks, "depth"), "width d_x"
         title = alt.Title("log3 rank against width", subtitle="depths 1-3, N = 4, H = 1", anchor="start")
     legend = alt.Legend(orient="bottom", columns=2, title=None)
+    colors, dashes = scales(df["quantity"])
     base = alt.Chart(df).encode(
         x=alt.X(f"{x}:O", title=x),
         y=alt.Y("log3:Q", title="log3 of rank or bound"),
-        color=alt.Color("quantity:N", scale=COLORS, legend=legend),
-        strokeDash=alt.StrokeDash("quantity:N", scale=DASH, legend=legend),
+        color=alt.Color("quantity:N", scale=colors, legend=legend),
+        strokeDash=alt.StrokeDash("quantity:N", scale=dashes, legend=legend),
         tooltip=["quantity:N", f"{x}:O", alt.Tooltip("log3:Q", format=".2f")])
     panels = df["panel"].nunique()
     return (base.mark_line() + base.mark_point(filled=True, size=40)).properties(width=170, height=200).facet(
