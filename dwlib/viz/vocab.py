@@ -47,14 +47,19 @@ def width_chart(frame: pd.DataFrame):
 def depth_chart(frame: pd.DataFrame):
     """log3 of the measured rank and of the bounds against depth, one panel per embedding rank; a
     hollow point is a rank the grid's cap set (the network's rank is at least that)."""
-    legend = alt.Legend(orient="bottom", columns=1, title=None)  # one column: the names are long for a phone
+    # one column (the names are long for a phone); line swatches, so that the legend shows each
+    # quantity's colour and dash as the caption names them
+    legend = alt.Legend(orient="bottom", columns=1, title=None, symbolType="stroke", symbolStrokeWidth=2,
+                        symbolSize=400)
     base = alt.Chart(frame).encode(
         x=alt.X("depth:O", title="depth L"),
         y=alt.Y("log3:Q", title="log3 of rank or bound"),
-        color=alt.Color("quantity:N", scale=DEPTH_COLORS, legend=legend),
         tooltip=["quantity:N", "depth:O", alt.Tooltip("log3:Q", format=".2f")])
-    lines = base.mark_line().encode(strokeDash=alt.StrokeDash("quantity:N", scale=DEPTH_DASH, legend=legend))
-    points = base.transform_filter("datum.quantity == 'measured grid rank'").mark_point(size=45).encode(
+    lines = base.mark_line().encode(color=alt.Color("quantity:N", scale=DEPTH_COLORS, legend=legend),
+                                    strokeDash=alt.StrokeDash("quantity:N", scale=DEPTH_DASH, legend=legend))
+    # the measured points in the measured line's colour, outside the legend (it shows the lines)
+    points = base.transform_filter("datum.quantity == 'measured grid rank'").mark_point(
+        size=45, color=DEPTH_COLORS.range[0]).encode(
         fill=alt.condition("datum.capped", alt.value("white"), alt.value("#000000")))
     return (lines + points).properties(width=150, height=200).facet(
         facet=alt.Facet("panel:N", title=None), columns=3).properties(
