@@ -18,6 +18,7 @@ from dwlib import cli
 from dwlib.errors import InputError, StateError
 from dwlib.experiments import presets as ps
 from dwlib.experiments import records as rc
+from dwlib.experiments import group_sweep as gs
 from dwlib.experiments import sweep as sw
 from dwlib.experiments import sweep_state
 from dwlib.store import exclusive
@@ -186,14 +187,14 @@ def test_a_run_that_fails_again_is_skipped_and_other_errors_propagate(trained, t
     bad, *good = sorted(trained[3])
     for key in trained[3]:
         (out / "runs" / key / "result.json").unlink()  # all three resume from their last checkpoint
-    real = sw.train
+    real = gs.train
 
     def train(fields, **kw):
         if Path(fields["out_dir"]).name == bad:
             raise StateError(f"checkpoint 6 in {fields['out_dir']} is corrupt\n(and a second line)")
         return real(fields, **kw)
 
-    monkeypatch.setattr(sw, "train", train)
+    monkeypatch.setattr(gs, "train", train)
     lines = []
     res = sw.run(sweep, out, cache_dir=trained[2], progress=False, log=lines.append)
     assert res.counts["failed"] == 1 and res.counts["set_aside"] == 1 and res.counts["completed"] == 2
@@ -205,7 +206,7 @@ def test_a_run_that_fails_again_is_skipped_and_other_errors_propagate(trained, t
     for exc in (RuntimeError("a bug"), OSError(errno.ENOSPC, "No space left on device")):
         def broken(fields, exc=exc, **kw):
             raise exc
-        monkeypatch.setattr(sw, "train", broken)
+        monkeypatch.setattr(gs, "train", broken)
         with pytest.raises(type(exc)):
             sw.run(sweep, out, cache_dir=trained[2], progress=False, log=lines.append)
     assert not (out / "set-aside" / f"{bad}-2").exists()
@@ -216,7 +217,7 @@ def test_runs_held_by_another_process_are_skipped_not_set_aside(trained, tmp_pat
     first, second, _ = sorted(trained[3])
     for key in (first, second):
         (out / "runs" / key / "result.json").unlink()
-    monkeypatch.setattr(sw, "train", lambda fields, **kw: (_ for _ in ()).throw(
+    monkeypatch.setattr(gs, "train", lambda fields, **kw: (_ for _ in ()).throw(
         StateError(f"run directory {fields['out_dir']} is in use by another process (pid 1): wait")))
     lines = []
     # first: another sweep process holds its sweep lock; second: a `dwlib train` holds the run directory.

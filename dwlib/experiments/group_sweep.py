@@ -1,4 +1,8 @@
-"""A sweep trained shape by shape: the runs of one shape together, committed group by group.
+"""The sweep runner: every preset trained group by group.
+
+A preset with ``trainer="single"`` is a sweep whose groups hold one run each, shard by run:
+each is trained by :func:`dwlib.train.loop.train` in its run directory (checkpointed, so a
+killed run resumes), under the run's lock, its corrupt files set aside (:func:`_attempt`).
 
 For a preset with ``trainer="group"``, the runs of one (depth, width) that differ only in seed
 and peak learning rate form a group, trained at once by :func:`dwlib.train.multi.train_group`
@@ -20,7 +24,7 @@ time, compilation included (the group's rate, in ``sweep_meta.json``, is that ti
 A group met with some of its runs committed and others not (a sweep killed between two of its
 renames) is trained again whole, as it was composed, and only its missing runs are committed:
 every run is what its whole group gives, bit for bit (a smaller group gives it only up to float
-rounding, tests/test_multi.py: issue 39 met eval 5.643881 where the whole group gives 5.643529).
+rounding).
 Each ``result.json`` stores the SHA-256 of its ``metrics.jsonl`` and of its own fields, as a
 single run's does (:func:`dwlib.train.rundir.write_run`), so an edit is found when it is read.
 A run's temporary ``.<key>.<pid>.group`` left by a process killed in its commit is removed when
@@ -33,6 +37,7 @@ import contextlib
 import os
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -41,8 +46,8 @@ from tqdm.auto import tqdm
 
 from dwlib.errors import StateError, require_int
 from dwlib.experiments import selection
-# Sideways, within experiments: the results directory's state (run states, claim, set-aside) that
-# this runner shares with the run-by-run one (sweep.py).
+# Sideways, within experiments: the results directory's state (run states, claim, set-aside),
+# apart from the runner so that the records and the command line read it without training code.
 from dwlib.experiments import sweep_state as base
 from dwlib.experiments.presets import Sweep, get_preset
 from dwlib.experiments.records import record
@@ -51,6 +56,7 @@ from dwlib.train import data as data_lib
 from dwlib.train import rundir
 from dwlib.train.checkpoint import check_out_dir
 from dwlib.train.config import TrainConfig, run_key
+from dwlib.train.loop import train
 from dwlib.train.memory import check_fits
 from dwlib.train.model import parameter_counts
 from dwlib.train.multi import group_steps, metric_records, outcome as run_outcome, train_group
@@ -73,6 +79,10 @@ def groups(sweep: Sweep, out: Path, shard: tuple[int, int] = (0, 1)) -> list[dic
     each rate beyond an edge (``"extension": True``), present once the rates before it have
     finished; stage 2 the other seeds at the chosen rate (present once the rate is chosen; ``rows``
     empty while it waits, ``"waiting": True``, or when no rate could be chosen)."""
+    if sweep.trainer == "single":  # a group of one per run, the shards taken run by run
+        points = {(p.depth, p.width): p for p in sweep.points()}
+        return [{"point": (p := points[(c.model.depth, c.model.width)]), "stage": 1, "rows": [_row(c, p, out)]}
+                for c in base.shard_of(sweep.configs(), shard)]
     out_groups = []
     for p in base.shard_of(sweep.points(), shard):
         out_groups += _point_groups(sweep, p, out)
@@ -188,65 +198,138 @@ def _alive(pid: int) -> bool:
 
 def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: str | None = None,
         progress: bool = True, limit: int | None = None, log=None) -> base.Outcome:
-    """Train every group of this shard that has runs left, shape by shape; return the records of
-    the shard's finished runs (with each shape's chosen rate, :func:`selection.mark`), as an
-    :class:`~dwlib.experiments.sweep_state.Outcome`. ``limit``: train at most that many groups now."""
+    """Train every group of this shard that has runs left; return the records of the shard's
+    finished runs (with each shape's chosen rate, :func:`selection.mark`, for a group preset), as
+    an :class:`~dwlib.experiments.sweep_state.Outcome`. ``limit``: train at most that many groups
+    now (with ``trainer="single"``, runs). The groups of a ``trainer="single"`` preset hold one run
+    each, trained (checkpointed, resumable) by :func:`dwlib.train.loop.train` under the run's lock,
+    with its failures isolated (:func:`_attempt`); the other groups are trained together and
+    committed (:func:`_train`)."""
     sweep = get_preset(sweep) if isinstance(sweep, str) else sweep
     if limit is not None:
         require_int("limit", limit, minimum=0)
-    prepare_process()
+    prepare_process()  # before hardware() below starts JAX
     out = check_out_dir(out)
     base.check_owner(sweep, out)
     base.claim(sweep, out)
     (out / "runs").mkdir(exist_ok=True)
-    log = log or base.stderr_line
+    single = sweep.trainer == "single"
+    label = f"sweep {sweep.name} shard {shard[0]}/{shard[1]}"
+    queue = groups(sweep, out, shard)
+    planned = len(queue) if single else len(base.shard_of(sweep.points(), shard)) * sweep.runs_per_point()
+    bar = tqdm(total=planned, unit="run", disable=not progress, desc=label)
+    log = log or ((lambda line: bar.write(line, file=sys.stderr)) if progress else base.stderr_line)
     _remove_stale_temporaries(out / "runs", log)
-    env = {"sweep": sweep.name, "hardware": hardware(), "git_commit": base.git_commit(), "trainer": "group"}
+    env = {"sweep": sweep.name, "hardware": hardware(), "git_commit": base.git_commit()}
+    env |= {} if single else {"trainer": "group"}
     counts = dict.fromkeys(base.OUTCOMES, 0)
     trained = 0
-    label = f"sweep {sweep.name} shard {shard[0]}/{shard[1]}"
-    bar = tqdm(total=len(base.shard_of(sweep.points(), shard)) * sweep.runs_per_point(), unit="run",
-               disable=not progress, desc=label)
     passed = set()  # groups met in this call (trained, busy elsewhere, or past the limit): never taken twice
-    while (group := _next_group(sweep, out, shard, passed)) is not None:
+    while (group := _next_group(sweep, out, shard, passed, queue if single else None)) is not None:
         todo = [r for r in group["rows"] if r["state"] != "done"]
         passed.add(_group_id(group))
         if limit is not None and trained >= limit:
             counts["left"] += len(todo)
             continue
-        with contextlib.ExitStack() as stack:
-            try:
-                for r in todo:
-                    stack.enter_context(exclusive(out / "runs" / f".{r['key']}.lock", f"run {r['key']}"))
-            except StateError as e:
-                log(f"{e}; its group (L={group['point'].depth}, d={group['point'].width}) skipped here")
-                counts["busy"] += len(todo)
-                continue
-            todo = [r for r in todo if base.run_state(r["dir"])[0] != "done"]  # finished meanwhile
-            for outcome, set_aside in _train(group, todo, sweep, env, cache_dir, progress, log) if todo else []:
-                counts[outcome] += 1
-                counts["set_aside"] += set_aside
-            bar.update(len(todo))
+        if single:
+            outcomes = [_attempt(_task(r, env, cache_dir), log) for r in todo]
+        else:
+            outcomes = _locked_train(group, todo, sweep, env, cache_dir, progress, log, counts)
+        for outcome, set_aside in outcomes:
+            counts[outcome] += 1
+            counts["set_aside"] += set_aside
+        bar.update(len(todo))
         trained += 1
     bar.close()
     rows = [r for g in groups(sweep, out, shard) for r in g["rows"]]
+    if single:  # finished, but killed before its sweep_meta.json: no wall time to tell
+        for r in rows:
+            if r["state"] == "done" and not (r["dir"] / rundir.SWEEP_META).exists():
+                rundir.write_sweep_meta(r["dir"], {**_task(r, env, cache_dir)[1], "wall_seconds": None})
     counts["before"] = sum(r["state"] == "done" for r in rows) - counts["completed"] - counts["diverged"]
-    records = _marked(sweep, _finished_records(rows))
-    planned = len(base.shard_of(sweep.points(), shard)) * sweep.runs_per_point()
-    return base.Outcome(records, counts, planned, label)
+    records = _finished_records(rows)
+    return base.Outcome(records if single else _marked(sweep, records), counts, planned, label)
+
+
+def _locked_train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, progress: bool, log,
+                  counts: dict) -> list:
+    """:func:`_train` under the locks of the group's runs ``todo``; none trained (counted busy)
+    when another process holds one of them."""
+    out = group["rows"][0]["dir"].parent
+    with contextlib.ExitStack() as stack:
+        try:
+            for r in todo:
+                stack.enter_context(exclusive(out / f".{r['key']}.lock", f"run {r['key']}"))
+        except StateError as e:
+            log(f"{e}; its group (L={group['point'].depth}, d={group['point'].width}) skipped here")
+            counts["busy"] += len(todo)
+            return []
+        todo = [r for r in todo if base.run_state(r["dir"])[0] != "done"]  # finished meanwhile
+        return _train(group, todo, sweep, env, cache_dir, progress, log) if todo else []
+
+
+def _task(row: dict, env: dict, cache_dir) -> tuple[dict, dict]:
+    """A single run's (flat config with its directory, sweep metadata)."""
+    return (row["config"].replace(out_dir=str(row["dir"]), cache_dir=cache_dir).to_dict(),
+            {**env, "key": row["key"], "target_budget": row["point"].target_budget})
+
+
+def _attempt(task, log) -> tuple[str, int]:
+    """Train one run of a sweep under its lock, isolating its failures; return its outcome (one
+    of OUTCOMES) and how many times it was set aside. A run whose files are corrupt
+    (:class:`~dwlib.errors.StateError`, or an OSError reading them) is reported in one line,
+    moved whole to ``set-aside/<key>-<n>/`` and trained anew; if that fails too it is reported
+    and skipped. A full or read-only disk (ENOSPC, EDQUOT, EROFS) ends the sweep."""
+    key, run_dir = task[1]["key"], Path(task[0]["out_dir"])
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(exclusive(run_dir.parent / f".{key}.lock", f"run {key}"))
+        except StateError as e:
+            log(f"{e}; skipped here")
+            return "busy", 0
+        state, reason = base.run_state(run_dir)
+        if state == "done":  # finished by another process since this one planned
+            if not (run_dir / rundir.SWEEP_META).exists():
+                rundir.write_sweep_meta(run_dir, {**task[1], "wall_seconds": None})
+            return "before", 0
+        set_aside = 0
+        for _ in range(2):  # train; when its files turn out corrupt, set them aside and train once more
+            if reason is not None:
+                if (refused := base.move_aside(run_dir, reason, log)) is not None:
+                    return refused, set_aside
+                set_aside += 1
+            try:
+                return _train_one(task)["status"], set_aside
+            except (StateError, OSError) as e:
+                if isinstance(e, OSError) and e.errno in base.FATAL_ERRNOS:
+                    raise
+                reason = base.one_line(e) if key in str(e) else f"run {key}: {base.one_line(e)}"
+        log(f"{reason}; skipped (it failed again after being set aside)")
+        return "failed", set_aside
+
+
+def _train_one(task) -> dict:
+    """Train one run of a sweep (``task`` = (flat config, sweep metadata)); return its record."""
+    fields, meta = task
+    t0 = time.perf_counter()
+    train(fields, progress=False, verbose=False)
+    run_dir = Path(fields["out_dir"])
+    rundir.write_sweep_meta(run_dir, {**meta, "wall_seconds": round(time.perf_counter() - t0, 2)})
+    return record(run_dir)
 
 
 def _group_id(group: dict) -> tuple:
     return group["stage"], tuple(r["key"] for r in group["rows"])
 
 
-def _next_group(sweep: Sweep, out: Path, shard, passed: set) -> dict | None:
+def _next_group(sweep: Sweep, out: Path, shard, passed: set, queue: list | None = None) -> dict | None:
     """The next group with runs to train, read afresh from the results directory (a group that
     has just trained may make the next one known: an extension, or the seeds at the chosen rate).
     Without ``extend_edges``: the grids of every shape first, then the seeds at the chosen rates.
     With it: one budget at a time, from the smallest, each shape of it to the end (grid, rates
-    beyond its edges, seeds), so that a sweep cut short holds whole pairs at its smaller budgets."""
-    found = [g for g in groups(sweep, out, shard)
+    beyond its edges, seeds), so that a sweep cut short holds whole pairs at its smaller budgets.
+    ``queue``: the groups as planned (one run each, known from the start), taken in order."""
+    found = [g for g in (groups(sweep, out, shard) if queue is None else queue)
              if any(r["state"] != "done" for r in g["rows"]) and _group_id(g) not in passed]
     if sweep.extend_edges:
         order = lambda g: (g["point"].target_budget, g["point"].depth, g["stage"])  # noqa: E731
