@@ -12,7 +12,7 @@ import pandas as pd
 
 from dwlib import fmt
 from dwlib.book import pairs_verdicts as pv
-from dwlib.book.references import sources
+from dwlib.book.references import author_year, sources
 from dwlib.core.fit import (AUTHORS_EXPERIMENT_DEPTHS, AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE,
                             DEFAULT_REL_TOL, Fit, optimal_depth, optimal_shape)
 from dwlib.core.fit_uncertainty import rounding_box, slope_for_optimum, threshold_against_fit
@@ -110,11 +110,20 @@ _NOTE_WORDS = (
 )
 
 
+#: the catalogue notes' citations of the paper, in the bibliography's label of the version they
+#: mean: the guideline (the fit of the optimal width) is given in the arXiv version
+_NOTE_CITATIONS = ((r"Levine et al\. \(2020\)", "levine2020interplay"),)
+
+
 def model_note(note: str) -> str:
     """A catalogue note in a reader's words: no code names, its few formulas in plain text (the notes
-    are a Markdown output, which the PDF prints without typesetting TeX)."""
+    are a Markdown output, which the PDF prints without typesetting TeX), and its citations with
+    the bibliography's labels ("Levine et al. (2020b)")."""
     for pattern, repl in _NOTE_WORDS:
         note = re.sub(pattern, repl, note)
+    for pattern, key in _NOTE_CITATIONS:
+        who, year = author_year(key).rsplit(", ", 1)
+        note = re.sub(pattern, f"{who} ({year})", note)
     return note[:1].upper() + note[1:] + ("" if note.endswith(".") else ".")
 
 
@@ -261,7 +270,54 @@ def _model_numbers(fit: Fit) -> dict:
         "real_n_near": int(counts.get("near optimal", 0)),
         "real_n_deep": int(counts.get("too deep", 0)),
         **ratio,
+        "models_borderline": borderline_sentence(fit),
     }
+
+
+#: how close to the edge of the "near optimal" band a verdict is called borderline: within this
+#: fraction of the optimal depth (L / L* within 0.02 of the edge's ratio)
+BORDERLINE = 0.02
+
+
+def borderline_models(fit: Fit = AUTHORS_FIT, margin: float = BORDERLINE) -> list[dict]:
+    """The models with a verdict whose depth ratio L / L* lies within ``margin`` of an edge of the
+    near-optimal band (1 -+ max(rho L*, delta) / L*), with the verdict each gets under the slope
+    the authors' own 1-trillion projection implies (:func:`slope_for_optimum`)."""
+    every = pd.DataFrame(load_models(fit))
+    real = every[_judged(every)]
+    b92 = slope_for_optimum(1e12, AUTHORS_1T_DEPTH, fit.log_width_intercept)
+    other = {m["name"]: m["verdict"] for m in load_models(Fit(fit.log_width_intercept, b92))}
+    out = []
+    for _, m in real.iterrows():
+        half = max(DEFAULT_REL_TOL * m["optimal_depth"], DEFAULT_ABS_TOL) / m["optimal_depth"]
+        edge = 1 - half if m["depth_ratio"] < 1 else 1 + half
+        if abs(m["depth_ratio"] - edge) <= margin:
+            out.append({"name": m["name"], "depth_ratio": float(m["depth_ratio"]), "edge": edge,
+                        "verdict": m["verdict"], "verdict_b92": other[m["name"]], "b92": b92})
+    return sorted(out, key=lambda m: m["depth_ratio"])
+
+
+def borderline_sentence(fit: Fit = AUTHORS_FIT, margin: float = BORDERLINE) -> str:
+    """One sentence naming the borderline verdicts (:func:`borderline_models`) and those that the
+    slope of the authors' own projection would change."""
+    rows = borderline_models(fit, margin)
+    if not rows:
+        return f"No verdict lies within {margin:.0%} of L* of an edge of the near-optimal band."
+    by_verdict: dict[str, list[str]] = {}
+    for m in rows:
+        by_verdict.setdefault(m["verdict"], []).append(f"{m['name']} at {m['depth_ratio']:.3f}")
+    named = "; ".join(f"{v}: {_names(ns)}" for v, ns in by_verdict.items())
+    changed = [m for m in rows if m["verdict_b92"] != m["verdict"]]
+    n = len(rows)
+    head = (f"{'One verdict lies' if n == 1 else f'{pv.words(n).capitalize()} verdicts lie'} within "
+            f"{margin:.0%} of L* of an edge of the near-optimal band, so {'it is' if n == 1 else 'they are'} "
+            f"borderline (L / L* given): {named}")
+    if not changed:
+        return head + (f"; the slope b = {rows[0]['b92']:.4f} that the authors' own 1-trillion projection "
+                       "implies changes none of them.")
+    moved = _names(f"{m['name']} becomes {m['verdict_b92']}" for m in changed)
+    return head + (f"; with the slope b = {rows[0]['b92']:.4f} that the authors' own 1-trillion projection "
+                   f"implies, {moved}.")
 
 
 def _own_numbers() -> dict:
