@@ -42,30 +42,44 @@ def test_span_says_at_for_one_size_and_from_to_for_a_range():
     assert pv.span([1e5, 4e5], [1e5, 2e5, 4e5]) == "at 100K and 400K"
 
 
-@pytest.mark.parametrize("done, expected", [
-    ([1e5], "Results are complete at 1 of the 5 planned sizes (100K non-embedding parameters); "
-            "the verdicts below cover that size."),
-    ([1e5, 2e5, 4e5], "Results are complete at 3 of the 5 planned sizes (100K to 400K non-embedding "
-                      "parameters); the verdicts below cover those sizes."),
-    ([1e5, 2e5, 4e5, 8e5, 1.6e6], "Results are complete at all 5 planned sizes (100K to 1.6M non-embedding "
-                                  "parameters); the verdicts below cover them all."),
+@pytest.mark.parametrize("done, some, expected", [
+    ([1e5], [2e5], "The stored results of the CPU doubling-pairs sweep hold every seed of every depth at 100K "
+                   "non-embedding parameters, the size the verdicts read; some runs at 200K, which the verdicts "
+                   "do not use; and no run at 400K, 800K or 1.6M."),
+    ([1e5, 2e5, 4e5], [], "The stored results of the CPU doubling-pairs sweep hold every seed of every depth at "
+                          "100K, 200K and 400K non-embedding parameters, the sizes the verdicts read; and no run at "
+                          "800K or 1.6M."),
+    ([1e5, 2e5, 4e5, 8e5, 1.6e6], [], "The stored results of the CPU doubling-pairs sweep hold every seed of every "
+                                      "depth at 100K, 200K, 400K, 800K and 1.6M non-embedding parameters, the sizes "
+                                      "the verdicts read."),
 ])
-def test_coverage_is_a_plain_fact(monkeypatch, done, expected):
+def test_coverage_is_a_plain_fact(monkeypatch, done, some, expected):
+    """Which sizes the stored runs cover, said once as a fact: no progress report ('planned',
+    'complete at')."""
     monkeypatch.setattr(pv, "read", lambda sweep, seeds=None: {"budgets": done})
+    monkeypatch.setattr(pv, "stored_results", lambda sweep: [{"target_budget": b, "status": "completed"}
+                                                             for b in done + some])
     text = pv.coverage_sentence("cpu-pairs")
     assert text == expected
-    assert not any(w in text for w in BULLETIN)
+    assert not any(w in text for w in BULLETIN + ("planned", "complete at"))
 
 
 def test_one_sentence_per_pair_at_one_size():
     unresolved = _pair(2, 4, [_point(1e5, -0.061, 0.155)])
     worse = _pair(4, 8, [_point(1e5, 0.215, 0.039, sizes=(110592, 98304))])
     a, b = pv.pair_sentence(unresolved), pv.pair_sentence(worse)
-    assert a.count(".") - a.count("0.") == 1 and "contains zero: no difference is resolved" in a
+    assert a.count(".") - a.count("0.") == 1 and "contains zero: the pair is not resolved" in a
+    assert "could resolve only a gap larger than that" in a and "0.155 nats" in a
     assert "0.061 nats lower" in a and "-0.216 to +0.094" in a
     assert b.startswith("At 100K, the 8-layer network is worse than the 4-layer one") and "0.215 nats higher" in b
     r = _reading([unresolved, worse])
-    assert pv.regime_summary(r) == "So in both pairs the deeper network is no better at 100K, as the paper's first regime describes."
+    summary = pv.regime_summary(r)
+    # the rule's label is quoted as the rule's; an unresolved pair is never agreement with the paper,
+    # and the paper's "comparably" is set against the resolved "worse"
+    assert "first regime describes" not in summary and "regime 1" in summary
+    assert "2 vs 4 at 100K is not resolved, which is neither agreement nor disagreement" in summary
+    assert "resolved worse in 4 vs 8 at 100K, where the paper's first regime says the two \"perform comparably\"" \
+        in summary
     t = pv.transition_summary(r)
     assert t.count("transition") == 1 and "none can be read at 100K alone" in t
 
@@ -95,7 +109,7 @@ def test_seeds_reading_is_one_sentence_and_names_what_differs():
 def test_power_states_the_half_widths_and_what_falling_short_means():
     r = _reading([_pair(2, 4, [_point(1e5, -0.06, 0.155)]), _pair(4, 8, [_point(1e5, 0.2, 0.039)])])
     text = pv.power_sentence(r)
-    assert "at 0 of the 2 points" in text and "0.155 nats for 2 vs 4" in text and "0.039 nats for 4 vs 8" in text
+    assert "at neither point" in text and "0.155 nats for 2 vs 4" in text and "0.039 nats for 4 vs 8" in text
     assert "short of the target" in text and "cannot be told from zero" in text
     ok = _reading([_pair(2, 4, [_point(1e5, -0.06, 0.02)])])
     assert pv.power_sentence(ok).endswith("meeting the target.")
@@ -110,3 +124,110 @@ def test_sizes_differ_and_the_direction_is_said_per_pair():
     assert "favours the deeper network in one pair and the shallower one in the other" in text
     same = _reading([_pair(2, 4, [_point(1e5, 0.0, 0.1, sizes=(98304, 110592))])])
     assert "favours" not in pv.size_sentence(same, 8)
+
+
+@pytest.mark.parametrize("n, total, expected", [
+    (0, 2, "neither point"), (2, 2, "both points"), (1, 2, "one of the two points"), (0, 1, "no point"),
+    (1, 1, "the one point"), (0, 4, "none of the four points"), (4, 4, "all four points"), (3, 12, "three of the 12 points"),
+])
+def test_counts_read_as_english(n, total, expected):
+    assert pv.count_of(n, total, "point") == expected
+
+
+def _u(b, mean=0.0):
+    return _point(b, mean, 0.1)
+
+
+def _b(b):
+    return _point(b, -0.2, 0.05)
+
+
+def _w(b):
+    return _point(b, 0.2, 0.05)
+
+
+def test_the_papers_own_form_of_the_test():
+    """From some size on the deeper network is resolved better at every larger size, and before
+    it nothing is resolved either way (the paper's "perform comparably")."""
+    comparable_then_better = _pair(2, 4, [_u(1e5), _u(2e5), _b(4e5), _b(8e5)])
+    assert pv.paper_form(comparable_then_better) == {"from": 4e5, "before": [1e5, 2e5], "reason": "transition"}
+    # the declared rule does not count it (no resolved "worse" first): the paper's form does
+    assert comparable_then_better["verdict"]["transition"] is None
+    assert pv.paper_form(_pair(2, 4, [_u(1e5), _b(2e5), _u(4e5)]))["from"] is None
+    assert pv.paper_form(_pair(2, 4, [_w(1e5), _b(2e5)]))["reason"] == "a resolved size before the better ones"
+    assert pv.paper_form(_pair(2, 4, [_b(1e5), _b(2e5)]))["reason"] == "better from the smallest size"
+    assert pv.paper_form(_pair(2, 4, [_u(1e5)]))["from"] is None
+    text = pv.paper_form_sentence(_reading([comparable_then_better, _pair(4, 8, [_w(1e5), _w(2e5), _u(4e5), _u(8e5)])]))
+    assert "1 of the 2 pairs shows the transition: 2 vs 4 from 400K on, after 100K and 200K" in text
+    assert "in 4 vs 8 the deeper network is not resolved better at 800K" in text
+    assert "the declared rule is the stricter of the two" in text
+    none = pv.paper_form_sentence(_reading([_pair(2, 4, [_u(1e5, -0.06)]), _pair(4, 8, [_w(1e5)])]))
+    assert "no pair shows the transition" in none
+
+
+def _rule_reading(prs):
+    r = _reading(prs)
+    r["rule"] |= {"level": 0.95}
+    return r
+
+
+def test_the_result_says_not_resolved_and_what_the_seeds_without_the_rate_choice_show():
+    """The experiments chapter's Result: an unresolved pair is 'not resolved', with its interval and
+    how far its half-width is from the design's target; where seeds 2-5 resolve it, the Result says
+    so; a resolved 'worse' is set against the paper's 'comparably', with the size difference of
+    whole heads."""
+    from dwlib.book import figure2
+    r = _rule_reading([_pair(2, 4, [_point(1e5, -0.061, 0.155)]),
+                       _pair(4, 8, [_point(1e5, 0.215, 0.039, sizes=(110592, 98304))])])
+    later = _rule_reading([_pair(2, 4, [_point(1e5, -0.149, 0.100, n=4)]),
+                           _pair(4, 8, [_point(1e5, 0.2, 0.05, sizes=(110592, 98304), n=4)])])
+    text = figure2.verdict_sentence(r, later, (2, 3, 4, 5))
+    assert "no better" not in text and "first regime describes" not in text
+    assert "2 vs 4 layers: not resolved (-0.061 nats, interval -0.216 to +0.094)" in text
+    assert "half-width of 0.155 nats is about five times the 0.03 nats the design aimed at" in text
+    assert ("on seeds 2 to 5 alone, which did not choose the learning rates, the deeper network is resolved "
+            "better (-0.149 nats, interval -0.249 to -0.049)") in text
+    assert ("4 vs 8 layers: the deeper network is worse (+0.215 nats, interval +0.176 to +0.254), where the "
+            "paper's first regime has the two \"perform comparably\"; here the deeper network has about 11% "
+            "fewer") in text
+    assert "cannot show a transition" in text
+    # without a differing later reading nothing about seeds 2 to 5 is said
+    assert "seeds 2 to 5" not in figure2.verdict_sentence(r, r, (2, 3, 4, 5))
+    sub = figure2.chart_conclusion(r)
+    assert sub == "2 vs 4: not resolved (-0.061 \u00b1 0.155); 4 vs 8: deeper worse (+0.215 \u00b1 0.039); one size, no curve"
+    cap = figure2.caption(r, later, (2, 3, 4, 5))
+    assert cap.startswith("The first size of the CPU doubling-pairs sweep, 100K non-embedding parameters. "
+                          "2 vs 4 layers: not resolved (on seeds 2 to 5 alone")
+    assert "Each pair of depths is a row: on the left, held-out loss" in cap and "form of the paper" not in cap
+
+
+def test_the_chapters_figure_caption_and_result_are_the_computed_ones():
+    """Figure 7.1's caption sits in the cell's metadata and cannot be glued: it is the one computed
+    from the stored runs; the Result's glued sentence is the computed verdict, not a progress report."""
+    import json
+    from pathlib import Path
+
+    from dwlib.book import figure2
+    nb = json.loads((Path(__file__).resolve().parents[1] / "book" / "experiments.ipynb").read_text())
+    captions = [c["metadata"]["mystnb"]["figure"]["caption"] for c in nb["cells"]
+                if c["metadata"].get("mystnb", {}).get("figure", {}).get("name") == "fig-pairs"]
+    assert captions == [figure2.caption()]
+    result = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("**The result.**"))
+    assert "fx_verdict" in result and "fx_coverage" not in result
+
+
+def test_the_figures_subtitle_opens_with_its_conclusion_one_pair_a_line():
+    from dwlib.book import figure2
+    lines = figure2.chart_conclusion(figure2.reading()).split("; ")
+    subtitle = figure2.chart().to_dict()["title"]["subtitle"]
+    assert subtitle[:len(lines)] == lines and all(len(x) <= 48 for x in lines)
+
+
+def test_the_subtitle_has_one_short_line_per_pair_and_size():
+    from dwlib.book import figure2
+    r = _rule_reading([_pair(2, 4, [_point(1e5, 0.1, 0.02), _point(1.6e6, -0.061, 0.155)]),
+                       _pair(4, 8, [_point(1e5, 0.2, 0.05), _point(1.6e6, 0.01, 0.05)])])
+    lines = figure2.chart_conclusion(r).split("; ")
+    assert lines == ["2 vs 4 at 100K: deeper worse (+0.100 \u00b1 0.020)", "2 vs 4 at 1.6M: not resolved (-0.061 \u00b1 0.155)",
+                     "4 vs 8 at 100K: deeper worse (+0.200 \u00b1 0.050)", "4 vs 8 at 1.6M: not resolved (+0.010 \u00b1 0.050)"]
+    assert all(len(x) <= 48 for x in lines)

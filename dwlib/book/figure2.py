@@ -38,19 +38,78 @@ def reading() -> dict:
 def chart():
     """The two-pair figure over the complete budgets, or every stored run while none is complete."""
     r = reading()
-    return vp.figure2(stored_results(SWEEP), r["rule"], budgets=r["budgets"] or None, conclusion=chart_conclusion(r))
+    lines = chart_conclusion(r).split("; ")
+    chart = vp.figure2(stored_results(SWEEP), r["rule"], budgets=r["budgets"] or None, conclusion=lines[0])
+    # the conclusion one pair a line, so that each line fits a phone's column
+    title = chart.title
+    title.subtitle = [*lines, *title.subtitle[1:]]
+    return chart.properties(title=title)
+
+
+def _short(p: dict) -> list[str]:
+    """One pair's finding in a few words for the subtitle, one line per size: its side and mean
+    gap with its half-width."""
+    side = {pairs.WORSE: "deeper worse", pairs.BETTER: "deeper better", pairs.UNRESOLVED: "not resolved"}
+    one = len(p["points"]) == 1
+    return [f"{p['shallow']} vs {p['deep']}{'' if one else ' at ' + fmt.count(x['target_budget'])}: "
+            f"{side[x['verdict']]} ({x['mean']:+.3f}"
+            + (f" \u00b1 {x['half_width']:.3f})" if x["half_width"] is not None else ")") for x in p["points"]]
 
 
 def chart_conclusion(r: dict) -> str:
-    """The figure's finding, short enough for its subtitle: where the deeper network is no
-    better, and whether a pair crosses, by the rule."""
+    """The figure's finding, short enough for its subtitle: per pair, the side each size's
+    interval puts ahead and the mean gap with its half-width."""
     if not r["budgets"]:
         return "no size complete: no verdict"
-    where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
-    better = [p for p in r["pairs"] if p["verdict"]["better"]]
-    n = len(pv.crossing(r))
-    head = f"deeper no better {where}" if not better else f"deeper better in {len(better)} pair{'s' * (len(better) > 1)}"
-    return head + ("; no crossing" if n == 0 else f"; {n} crossing{'s' * (n > 1)}")
+    return "; ".join(line for p in r["pairs"] for line in _short(p)) + (
+        "; one size, no curve" if len(r["budgets"]) == 1 else "")
+
+
+def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
+    """Figure 7.1's caption: what to conclude (from the rule's reading, and the reading on the
+    seeds that did not choose the rates where it differs), then the layout as drawn."""
+    if r is None:
+        r, seeds = reading(), later_seeds()
+        others = pv.read(SWEEP, seeds=seeds)
+    level = r["rule"]["level"]
+    if not r["budgets"]:
+        conclude = ("No size has every seed of every depth, so the figure draws the runs stored and "
+                    "no verdict is read from it.")
+    else:
+        found = []
+        one = len(r["budgets"]) == 1
+        for i, p in enumerate(r["pairs"]):
+            v, name = p["verdict"], f"{p['shallow']} vs {p['deep']} layers"
+
+            def at(bs):
+                return "" if one else f" at {pv._sizes(bs)}"
+            bits = ([f"the deeper network worse{at(v['worse'])}, where the paper has the two perform comparably"]
+                    if v["worse"] else []) + \
+                   ([f"not resolved{at(v['unresolved'])}"] if v["unresolved"] else []) + \
+                   ([f"the deeper network better{at(v['better'])}"] if v["better"] else [])
+            extra = ""
+            if others is not None:
+                q = others["pairs"][i]["verdict"]
+                if q["better"] and q["better"] != v["better"]:
+                    extra = (f" (on seeds {min(seeds)} to {max(seeds)} alone, which did not choose the learning "
+                             f"rates, the deeper network is better{at(q['better'])})")
+            found.append(f"{name}: {', '.join(bits)}{extra}")
+        n = len(r["budgets"])
+        where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
+        what = (f"The first size of the CPU doubling-pairs sweep, {where[3:]} non-embedding parameters" if n == 1 else
+                f"The CPU doubling-pairs sweep {where} non-embedding parameters")
+        conclude = (f"{what}. {'; '.join(found)}. "
+                    + ("With one size the figure has no curve and cannot show a transition."
+                       if n == 1 else
+                       "By the declared rule " + ("no pair crosses." if not pv.crossing(r) else
+                                                  f"{pv.of(len(pv.crossing(r)), len(r['pairs']), 'pair', 'crosses')}.")))
+    return (f"{conclude} Each pair of depths is a row: on the left, held-out loss (nats per token) against "
+            f"non-embedding size, the mean over seeds with its {level:.0%} interval; on the right, the deeper "
+            f"network's loss minus the shallower one's, paired by seed, with its paired {level:.0%} interval: "
+            "orange triangles (up) where the deeper network is resolved worse, blue triangles (down) where it is "
+            "resolved better, grey circles where the interval contains zero and nothing is resolved. On a narrow "
+            "screen the panels stand one above the other, each loss panel above its gap panel. Only sizes with "
+            "every seed of every depth are drawn.")
 
 
 def authors_range(shallow: int, deep: int) -> tuple[float, float]:
@@ -118,22 +177,64 @@ def _seed_std(name: str) -> float:
     return float(np.nanmedian([s["std"] for s in pairs.seed_spread(stored_results(name)) if s["std"] is not None]))
 
 
-def verdict_sentence(r: dict) -> str:
-    """The rule's verdict on the doubling sweep over the sizes it reads, in one sentence."""
+def _gap_text(x: dict) -> str:
+    return f"{x['mean']:+.3f} nats, interval {x['low']:+.3f} to {x['high']:+.3f}"
+
+
+def _size_note(x: dict, p: dict) -> str:
+    """The deeper network's size against the shallower one's at a point, where whole heads make
+    them differ by more than 5% in the direction of the verdict (fewer where it is worse, more
+    where it is better)."""
+    rel = x["budgets"][p["deep"]] / x["budgets"][p["shallow"]] - 1
+    if abs(rel) <= 0.05 or x["verdict"] == pairs.UNRESOLVED or (rel > 0) != (x["verdict"] == pairs.BETTER):
+        return ""
+    return (f", with about {abs(rel):.0%} {'more' if rel > 0 else 'fewer'} non-embedding parameters "
+            "than the shallower one (widths are whole heads)")
+
+
+def _point_clause(x: dict, p: dict, other: dict | None, seeds, target: float) -> str:
+    at = "" if len(p["points"]) == 1 else f" at {fmt.count(x['target_budget'])}"
+    if x["verdict"] == pairs.WORSE:
+        note = _size_note(x, p)
+        text = (f"the deeper network is worse{at} ({_gap_text(x)}), where the paper's first regime has the two "
+                "\"perform comparably\"" + (f"; here the deeper network has{note[len(', with'):]}" if note else ""))
+    elif x["verdict"] == pairs.BETTER:
+        text = f"the deeper network is better{at} ({_gap_text(x)}){_size_note(x, p)}"
+    else:
+        ratio = x["half_width"] / target
+        text = (f"not resolved{at} ({_gap_text(x)}): its half-width of {x['half_width']:.3f} nats is "
+                f"{'about ' + pv.words(round(ratio)) + ' times' if ratio >= 1.5 else 'about'} the {target} nats "
+                "the design aimed at, so these runs could resolve only a larger gap")
+    if other is not None and other["verdict"] != x["verdict"]:
+        side = {pairs.WORSE: "resolved worse", pairs.BETTER: "resolved better", pairs.UNRESOLVED: "not resolved"}
+        text += (f"; on seeds {min(seeds)} to {max(seeds)} alone, which did not choose the learning rates, the "
+                 f"deeper network is {side[other['verdict']]} ({_gap_text(other)}){_size_note(other, p)}")
+    return text
+
+
+def verdict_sentence(r: dict, others: dict | None = None, seeds=()) -> str:
+    """The rule's verdict on the doubling sweep over the sizes it reads, pair by pair, in the
+    words the evidence allows: an unresolved pair is "not resolved", with its interval, how far its
+    half-width is from the design's target, and the reading without the rate-choosing seeds where
+    that differs; a resolved "worse" is set against the paper's "perform comparably"."""
     if not r["budgets"]:
         return ("No size has results for every seed of every depth, so the declared rule gives no verdict, "
                 "and the figure shows the runs stored without drawing one from them.")
     where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
-    better = [p for p in r["pairs"] if p["verdict"]["better"]]
-    head = (f"{where[:1].upper() + where[1:]} non-embedding parameters, "
-            + ("the deeper network of each pair is no better than the shallower one" if not better else
-               "the deeper network is better in " + pv._and([f"{p['deep']} against {p['shallow']} layers at "
-                                                             f"{pv._sizes(p['verdict']['better'])}" for p in better])))
+    target = r["rule"]["half_width_target"]
+    parts = []
+    for i, p in enumerate(r["pairs"]):
+        want = {x["target_budget"]: x for x in others["pairs"][i]["points"]} if others else {}
+        clauses = [_point_clause(x, p, want.get(x["target_budget"]), seeds, target) for x in p["points"]]
+        parts.append(f"{p['shallow']} vs {p['deep']} layers: " + "; ".join(clauses) + ".")
+    head = f"{where[:1].upper() + where[1:]} non-embedding parameters, by the declared rule: "
     if len(r["budgets"]) == 1:
-        return head + "; a transition lies between two sizes, so a single size cannot show one."
-    n = len(pv.crossing(r))
-    return head + (", and neither pair crosses by the declared rule." if n == 0 and len(r["pairs"]) == 2 else
-                   f", and {pv.of(n, len(r['pairs']), 'pair', 'crosses')} by the declared rule.")
+        tail = " One size has no curve, so it cannot show a transition."
+    else:
+        n = len(pv.crossing(r))
+        tail = (" Neither pair crosses by the declared rule." if n == 0 and len(r["pairs"]) == 2 else
+                f" By the declared rule, {pv.of(n, len(r['pairs']), 'pair', 'crosses')}.")
+    return head + " ".join(parts) + tail
 
 
 def separated_text(rows: list[dict], head_size: int) -> str:
@@ -146,8 +247,8 @@ def separated_text(rows: list[dict], head_size: int) -> str:
         th = float(bounds.depth_threshold(w_s))
         side = "just above" if s - 1 < th < s else "above" if th < s else "below"
         out.append(f"{x['pair']} at {fmt.count(x['budget'])}, where the {s}-layer network's width of {w_s} puts it "
-                   f"{side} its threshold (log3 {w_s} = {th:.2f}), so that its upper bound is eq. ({x['shallow eq.']})'s "
-                   f"{x['shallow upper']:.1f}, below the {d}-layer network's lower bound of {x['deep lower']:.1f}"
+                   f"{side} its threshold (log3 {w_s} = {th:.2f}), so that its upper bound, from the bound "
+                   f"{'below' if x['shallow eq.'] == 7 else 'above'} the threshold, is {x['shallow upper']:.1f}, below the {d}-layer network's lower bound of {x['deep lower']:.1f}"
                    if x["separated"] == "deeper more expressive" else
                    f"{x['pair']} at {fmt.count(x['budget'])}, where the shallower network is the more expressive")
     return "; ".join(out)
@@ -175,11 +276,17 @@ def widths_below(sweep: str = SWEEP, limit: int = 200) -> tuple[int, int]:
     return sum(x < limit for x in w), len(w)
 
 
+def later_seeds() -> tuple[int, ...]:
+    """The seeds that did not choose the learning rates."""
+    preset = get_preset(SWEEP)
+    return tuple(s for s in preset.seeds if s >= preset.select_seeds)
+
+
 def numbers() -> dict:
     """Every value and sentence the chapter's prose quotes, from the stored runs."""
     r = reading()
     preset = get_preset(SWEEP)
-    others_seeds = tuple(s for s in preset.seeds if s >= preset.select_seeds)
+    others_seeds = later_seeds()
     others = pv.read(SWEEP, seeds=others_seeds)
     rule = r["rule"]
     narrow = widths_below()
@@ -190,8 +297,9 @@ def numbers() -> dict:
     one_two = next(x for x in old if x["pair"] == "1 vs 2")
     earlier = earlier_rows()
     return {
-        "fx_verdict": verdict_sentence(r), "fx_coverage": pv.coverage_sentence(SWEEP),
-        "fx_pairs": " ".join([pv.pair_sentence(p) for p in r["pairs"]] + [pv.regime_summary(r)]),
+        "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(SWEEP),
+        "fx_pairs": " ".join(pv.pair_sentence(p) for p in r["pairs"]), "fx_regime": pv.regime_summary(r),
+        "fx_paper_form": pv.paper_form_sentence(r), "fx_caption": caption(r, others, others_seeds),
         "fx_transitions": pv.transition_summary(r),
         "fx_power": pv.power_sentence(r),
         "fx_others": pv.seeds_sentence(r, others, others_seeds),

@@ -42,14 +42,14 @@ def read(sweep: str, seeds=None) -> dict:
 
 
 def regime_sentence(pair: dict) -> str:
-    """Regime 1 for one pair, in one sentence."""
+    """The rule's regime 1 for one pair, in one sentence (the rule's label, not the paper's words)."""
     v, name = pair["verdict"], f"{pair['deep']} layers against {pair['shallow']}"
     if not v["budgets"]:
         return f"{name}: no budget has every seed of both depths yet."
     if not v["better"]:
         return (f"{name}: the deeper network is no better at every size measured ({_sizes(v['budgets'])}); "
                 + (f"it is worse at {_sizes(v['worse'])}" if v["worse"] else "no difference is resolved")
-                + ", as the paper's first regime has it.")
+                + ", the rule's regime 1.")
     return (f"{name}: the deeper network is better at {_sizes(v['better'])}"
             + (f" and no better at {_sizes(v['no_better'])}." if v["no_better"] else "."))
 
@@ -146,21 +146,25 @@ def span(budgets, planned=None) -> str:
 
 
 def coverage_sentence(sweep: str = RULE_SWEEP) -> str:
-    """The sweep's coverage as a plain fact, from its stored runs: at how many of its planned
-    sizes every depth has every seed, and that the verdicts cover those sizes."""
-    planned = list(get_preset(sweep).budgets)
+    """Which of the sweep's sizes the stored runs cover, as one plain fact: where every depth has
+    every seed (the sizes the verdicts read), where some runs are stored, and where none are."""
+    planned = sorted(get_preset(sweep).budgets)
     done = read(sweep)["budgets"]
-    n, total = len(done), len(planned)
+    some = {r["target_budget"] for r in stored_results(sweep) if r.get("status") == "completed"} - set(done)
+    partial = [b for b in planned if b in some]
+    empty = [b for b in planned if b not in done and b not in some]
+    parts = []
+    if done:
+        parts.append(f"every seed of every depth at {_sizes(done)} non-embedding parameters, "
+                     f"{'the size' if len(done) == 1 else 'the sizes'} the verdicts read")
+    if partial:
+        parts.append(f"some runs at {_sizes(partial)}, which the verdicts do not use")
+    if empty:
+        parts.append(f"no run at {_sizes(empty).replace(' and ', ' or ')}")
     if not done:
-        return (f"None of the {total} planned sizes has results for every seed of every depth, "
-                "so the rule gives no verdict.")
-    where = span(done, planned)
-    where = where[len("from "):] if where.startswith("from ") else where[len("at "):]
-    if n == total:
-        return (f"Results are complete at all {total} planned sizes ({where} "
-                "non-embedding parameters); the verdicts below cover them all.")
-    return (f"Results are complete at {n} of the {total} planned sizes ({where} non-embedding parameters); "
-            f"the verdicts below cover {'that size' if n == 1 else 'those sizes'}.")
+        parts.insert(0, "no size with every seed of every depth, so the rule gives no verdict")
+    body = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
+    return f"The stored results of the CPU doubling-pairs sweep hold {body}."
 
 
 def _interval_text(x: dict) -> str:
@@ -180,7 +184,8 @@ def pair_sentence(pair: dict) -> str:
         if x["verdict"] == pairs.UNRESOLVED:
             return (f"{at}, the {d} network's held-out loss is {abs(x['mean']):.3f} nats "
                     f"{'lower' if x['mean'] < 0 else 'higher'} than the {s} network's on average, but the "
-                    f"paired interval ({_interval_text(x)}) contains zero: no difference is resolved.")
+                    f"paired interval ({_interval_text(x)}) contains zero: the pair is not resolved, and with a "
+                    f"half-width of {x['half_width']:.3f} nats the runs could resolve only a gap larger than that.")
         better = x["verdict"] == pairs.BETTER
         return (f"{at}, the {d} network is {'better' if better else 'worse'} than the {s} one: its held-out loss "
                 f"is {abs(x['mean']):.3f} nats {'lower' if better else 'higher'} (paired interval "
@@ -202,21 +207,107 @@ def pair_sentence(pair: dict) -> str:
 
 
 def regime_summary(reading: dict) -> str:
-    """Whether the deeper network is no better (the paper's first regime) in every pair at every
-    size read, in one sentence."""
+    """The rule's regime 1 ('no better': the interval not entirely below zero) set against the
+    paper's first regime ('perform comparably'), in one sentence: the rule's label is quoted as
+    the rule's; an unresolved pair is never called agreement with the paper."""
     prs = [p for p in reading["pairs"] if p["points"]]
     if not prs:
         return "No pair has a size with results for every seed of both networks."
-    no_better = [p for p in prs if not p["verdict"]["better"]]
-    budgets = sorted({b for p in prs for b in p["verdict"]["budgets"]})
-    where = span(budgets)
-    if len(no_better) == len(prs):
-        who = "both pairs" if len(prs) == 2 else f"all {len(prs)} pairs" if len(prs) > 2 else "the pair"
-        return f"So in {who} the deeper network is no better {where}, as the paper's first regime describes."
-    better = [f"{p['deep']} against {p['shallow']} layers at {_sizes(p['verdict']['better'])}"
-              for p in prs if p["verdict"]["better"]]
-    return (f"The deeper network is better in {'; '.join(better)}, so the first regime does not hold there; "
-            f"elsewhere it is no better.")
+    name = {id(p): f"{p['shallow']} vs {p['deep']}" for p in prs}
+    worse = [f"{name[id(p)]} at {_sizes(p['verdict']['worse'])}" for p in prs if p["verdict"]["worse"]]
+    unresolved = [f"{name[id(p)]} at {_sizes(p['verdict']['unresolved'])}" for p in prs if p["verdict"]["unresolved"]]
+    better = [f"{name[id(p)]} at {_sizes(p['verdict']['better'])}" for p in prs if p["verdict"]["better"]]
+    no_better = [p for p in prs if p["verdict"]["no_better"]]
+    parts = []
+    if no_better:
+        who = "both pairs" if len(no_better) == 2 == len(prs) else _and([name[id(p)] for p in no_better])
+        parts.append(f"The rule files {who} under its regime 1 (\"no better\") where the interval is not "
+                     "entirely below zero, but that label joins two different findings")
+    if worse:
+        parts.append(f"the deeper network is resolved worse in {_and(worse)}, where the paper's first regime "
+                     "says the two \"perform comparably\"")
+    if unresolved:
+        parts.append(f"{_and(unresolved)} {'is' if len(unresolved) == 1 else 'are'} not resolved, "
+                     "which is neither agreement nor disagreement with the paper")
+    if better:
+        parts.append(f"the deeper network is resolved better in {_and(better)}")
+    head, rest = (parts[0] + ": ", parts[1:]) if no_better else ("", parts)
+    body = "; ".join(rest)
+    text = head + body
+    return text[:1].upper() + text[1:] + "."
+
+
+def paper_form(pair: dict) -> dict:
+    """The paper's own form of the test on one pair: from some size on, the deeper network is
+    resolved better at every larger size, and before it no size is resolved either way (the
+    paper's "perform comparably"). ``{"from": size or None, "before": [...], "reason": ...}``:
+    ``from`` is the first size of the run of "better" sizes that reaches the largest size, when
+    every size below it is unresolved and there is at least one."""
+    pts = sorted(pair["points"], key=lambda x: x["target_budget"])
+    if not pts:
+        return {"from": None, "before": [], "reason": "no size"}
+    i = len(pts)
+    while i > 0 and pts[i - 1]["verdict"] == pairs.BETTER:
+        i -= 1
+    if i == len(pts):
+        return {"from": None, "before": [], "reason": "not better at the largest size"}
+    before = [x["target_budget"] for x in pts[:i]]
+    if not before:
+        return {"from": pts[0]["target_budget"], "before": [], "reason": "better from the smallest size"}
+    if any(x["verdict"] != pairs.UNRESOLVED for x in pts[:i]):
+        return {"from": None, "before": before, "reason": "a resolved size before the better ones"}
+    return {"from": pts[i]["target_budget"], "before": before, "reason": "transition"}
+
+
+def paper_form_sentence(reading: dict) -> str:
+    """The paper's own form of the test on every pair, in one sentence, beside the declared rule,
+    and in what the declared rule is the stricter of the two."""
+    prs = [p for p in reading["pairs"] if p["points"]]
+    if not prs:
+        return "With no size complete, the paper's own form of the test cannot be read either."
+    found, other, flat = [], [], []
+    for p in prs:
+        f, name = paper_form(p), f"{p['shallow']} vs {p['deep']}"
+        if f["reason"] == "transition":
+            found.append(f"{name} from {fmt.count(f['from'])} on, after {_sizes(f['before'])}")
+        elif f["reason"] == "better from the smallest size":
+            other.append(f"{name} is better from the smallest size read, so its transition, if any, lies below it")
+        elif f["reason"] == "not better at the largest size":
+            flat.append(name)
+        else:
+            other.append(f"{name} is resolved at a smaller size before its better ones")
+    if flat:
+        top = fmt.count(max(reading["budgets"] or [x["target_budget"] for p in prs for x in p["points"]]))
+        other.append(f"in {_and(flat)} the deeper network is not resolved better at {top}, the largest size read")
+    n = len(found)
+    head = ("By the paper's own form of the test (from some size on, the deeper network is resolved better at "
+            "every larger size; before it, not resolved either way), ")
+    if found:
+        head += f"{of(n, len(prs), 'pair', 'shows', 'show')} the transition: {_and(found)}"
+    else:
+        head += "no pair shows the transition"
+    if other:
+        head += f" ({'; '.join(other)})"
+    return (head + ". Before the transition the declared rule is the stricter of the two: it counts a "
+            "transition only where the deeper network is resolved worse first, so a pair that goes from "
+            "comparable to better, the paper's own picture, passes the paper's form but not the rule (after the "
+            "transition the paper's form asks more: the deeper network resolved better at every larger size, "
+            "where the rule asks only a lower mean).")
+
+
+def count_of(n: int, total: int, noun: str) -> str:
+    """'neither point', 'both points', 'one of the three points', 'none of the 4 points', 'all 4 points'."""
+    if total == 2 and n == 0:
+        return f"neither {noun}"
+    if total == 2 and n == 2:
+        return f"both {noun}s"
+    if total == 1:
+        return f"the one {noun}" if n == 1 else f"no {noun}"
+    if n == 0:
+        return f"none of the {words(total)} {noun}s"
+    if n == total:
+        return f"all {words(total)} {noun}s"
+    return f"{words(n)} of the {words(total)} {noun}s"
 
 
 def transition_summary(reading: dict) -> str:
@@ -288,7 +379,7 @@ def power_sentence(reading: dict) -> str:
     ok = p["within"] >= share * p["points"]
     halves = "; ".join(f"at {fmt.count(b)}, " + _and([f"{x['half_width']:.3f} nats for {pr['shallow']} vs {pr['deep']}"
                                                      for x, pr in g]) for b, g in groups)
-    head = f"The half-width is at most {target} nats at {p['within']} of the {p['points']} points ({halves})"
+    head = f"The half-width is at most {target} nats at {count_of(p['within'], p['points'], 'point')} ({halves})"
     if ok:
         return head + ", meeting the target."
     return (head + f", short of the target: a gap smaller than its point's half-width cannot be told from zero, "
