@@ -278,7 +278,9 @@ def numbers() -> dict:
         if not parts:
             return "The two networks of each of these pairs are within 5% of one size."
         return ("The two networks of a pair are not of one size: the deeper network has "
-                + pv._and(parts) + ", so part of a gap there may come from the difference in size.")
+                + pv._and(parts)
+                + (", so where the deeper network is the smaller one, part of its deficit may come from its size."
+                   if fewer else "."))
 
     def separated(r):  # eqs. (7)/(8) put the deeper network's lower bound above the shallower one's upper
         heads = get_preset(r["sweep"]).head_size
