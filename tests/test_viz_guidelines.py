@@ -248,3 +248,18 @@ def test_models_chart_verdicts_are_told_by_shape_and_colour_blind_safe_colour():
     assert color["scale"]["domain"] == shape["scale"]["domain"] == [*vg.VERDICT_COLORS, vg.NO_VERDICT]
     assert len(set(shape["scale"]["range"])) == len(shape["scale"]["domain"])
     assert color["scale"]["range"][-1] == vg.NO_VERDICT_COLOR
+
+
+def test_a_model_without_verdict_never_hides_one_with_a_verdict():
+    """T5-11B (no verdict) has BERT-large's shape, 24 x 1024: its mark is drawn first and larger,
+    so the verdict's mark shows on top of it."""
+    spec = vg.models_chart(load_models()).to_dict()
+    points = [(i, v) for i, v in enumerate(spec["layer"]) if isinstance(v["mark"], dict) and v["mark"]["type"] == "point"]
+    rows = {i: spec["datasets"][v["data"]["name"]] for i, v in points}
+    undecided = [(i, v) for i, v in points if {r["verdict"] for r in rows[i]} == {vg.NO_VERDICT}]
+    decided = [(i, v) for i, v in points if vg.NO_VERDICT not in {r["verdict"] for r in rows[i]}]
+    assert len(undecided) == 1 and len(decided) == 1
+    (iu, u), (iv, v) = undecided[0], decided[0]
+    shared = {(r["depth"], r["width"]) for r in rows[iu]} & {(r["depth"], r["width"]) for r in rows[iv]}
+    assert shared  # the case this guards: T5-11B on BERT-large's point
+    assert iu < iv and u["mark"]["size"] > v["mark"]["size"]

@@ -154,13 +154,19 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
             alt.Tooltip("optimal_depth:Q", format=".1f", title="optimal depth L*"),
             alt.Tooltip("depth_ratio:Q", format=".2f", title="L / L*"),
             alt.Tooltip("verdict:N"), alt.Tooltip("source:N", title="source")]
-    dots = alt.Chart(pts).mark_point(filled=True, size=70, opacity=0.9).encode(
-        x=x, y=alt.Y("depth:Q", scale=yscale), color=color, shape=shape, tooltip=tips)
+    def points(frame, size):
+        return alt.Chart(frame).mark_point(filled=True, size=size, opacity=0.9).encode(
+            x=x, y=alt.Y("depth:Q", scale=yscale), color=color, shape=shape, tooltip=tips)
+
+    # a model given no verdict is drawn larger and beneath the others, so that a model of the same
+    # shape with a verdict (T5-11B shares BERT-large's 24 x 1024) shows on top of it
+    undecided = pts["verdict"] == NO_VERDICT
+    under, dots = points(pts[undecided], 200), points(pts[~undecided], 70)
     labels = alt.Chart(pts).mark_text(fontSize=9, **text_offsets()).encode(
         x=x, y=alt.Y("depth:Q", scale=yscale), color=color, text="label:N", tooltip=tips)
     # a thin line from a point to its label where the label is set apart
     leaders = leader_rules(pts, x, alt.Y("depth:Q", scale=yscale))
-    return (alt.layer(near, line, leaders, dots, labels)
+    return (alt.layer(near, line, leaders, under, dots, labels)
             .properties(width=width, height=height,
                         title=alt.Title("Real models against the fit's optimal depth",
                                         subtitle="band: near optimal", anchor="start")))
