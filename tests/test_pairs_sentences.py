@@ -183,13 +183,13 @@ def test_the_result_says_not_resolved_and_what_the_seeds_without_the_rate_choice
                            _pair(4, 8, [_point(1e5, 0.2, 0.05, sizes=(110592, 98304), n=4)])])
     text = figure2.verdict_sentence(r, later, (2, 3, 4, 5))
     assert "no better" not in text and "first regime describes" not in text
-    assert "2 vs 4 layers: not resolved (-0.061 nats, interval -0.216 to +0.094)" in text
-    assert "half-width of 0.155 nats is about five times the 0.03 nats the design aimed at" in text
+    assert "2 vs 4 layers: not resolved (-0.061 nats, interval -0.216 to +0.094;" in text
+    assert "its half-width, 0.155 nats, is about five times the design's 0.03-nat target" in text
     assert ("on seeds 2 to 5 alone, which did not choose the learning rates, the deeper network is resolved "
-            "better (-0.149 nats, interval -0.249 to -0.049)") in text
+            "better (-0.149 nats, interval -0.249 to -0.049), with about 12% more non-embedding parameters") in text
     assert ("4 vs 8 layers: the deeper network is worse (+0.215 nats, interval +0.176 to +0.254), where the "
             "paper's first regime has the two \"perform comparably\"; here the deeper network has about 11% "
-            "fewer") in text
+            "fewer non-embedding parameters than the shallower one (widths are whole heads)") in text
     assert "cannot show a transition" in text
     # without a differing later reading nothing about seeds 2 to 5 is said
     assert "seeds 2 to 5" not in figure2.verdict_sentence(r, r, (2, 3, 4, 5))

@@ -188,8 +188,7 @@ def _size_note(x: dict, p: dict) -> str:
     rel = x["budgets"][p["deep"]] / x["budgets"][p["shallow"]] - 1
     if abs(rel) <= 0.05 or x["verdict"] == pairs.UNRESOLVED or (rel > 0) != (x["verdict"] == pairs.BETTER):
         return ""
-    return (f", with about {abs(rel):.0%} {'more' if rel > 0 else 'fewer'} non-embedding parameters "
-            "than the shallower one (widths are whole heads)")
+    return f", with about {abs(rel):.0%} {'more' if rel > 0 else 'fewer'} non-embedding parameters"
 
 
 def _point_clause(x: dict, p: dict, other: dict | None, seeds, target: float) -> str:
@@ -197,14 +196,15 @@ def _point_clause(x: dict, p: dict, other: dict | None, seeds, target: float) ->
     if x["verdict"] == pairs.WORSE:
         note = _size_note(x, p)
         text = (f"the deeper network is worse{at} ({_gap_text(x)}), where the paper's first regime has the two "
-                "\"perform comparably\"" + (f"; here the deeper network has{note[len(', with'):]}" if note else ""))
+                "\"perform comparably\"" + (f"; here the deeper network has{note[len(', with'):]} than the "
+                                            "shallower one (widths are whole heads)" if note else ""))
     elif x["verdict"] == pairs.BETTER:
         text = f"the deeper network is better{at} ({_gap_text(x)}){_size_note(x, p)}"
     else:
         ratio = x["half_width"] / target
-        text = (f"not resolved{at} ({_gap_text(x)}): its half-width of {x['half_width']:.3f} nats is "
-                f"{'about ' + pv.words(round(ratio)) + ' times' if ratio >= 1.5 else 'about'} the {target} nats "
-                "the design aimed at, so these runs could resolve only a larger gap")
+        text = (f"not resolved{at} ({_gap_text(x)}; its half-width, {x['half_width']:.3f} nats, is "
+                f"{'about ' + pv.words(round(ratio)) + ' times' if ratio >= 1.5 else 'about'} the design's "
+                f"{target}-nat target, so only a larger gap could be resolved)")
     if other is not None and other["verdict"] != x["verdict"]:
         side = {pairs.WORSE: "resolved worse", pairs.BETTER: "resolved better", pairs.UNRESOLVED: "not resolved"}
         text += (f"; on seeds {min(seeds)} to {max(seeds)} alone, which did not choose the learning rates, the "
