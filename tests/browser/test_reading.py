@@ -4,7 +4,8 @@ On a phone (every chapter opened once, at 390 px wide, then narrowed to 360 and 
 
 - no display formula is cut off: its start (its left edge) is inside the page and inside the
   box that clips it, and its end is too unless that box scrolls sideways (book/assets/dwmath.js
-  draws a wide formula smaller, then lets it scroll from its start);
+  draws a wide formula smaller, then lets it scroll from its start); at 390 px (NO_SCROLL_WIDTH)
+  no display formula may scroll at all: the whole formula and its number are in view;
 - no two texts of a chart overlap (labels, notes, titles, axis labels), at 390 and 320 px;
 - every control on the page does something: each input, menu or saved widget control is moved
   in turn, and something on the page outside the control itself must change (a control that
@@ -34,6 +35,9 @@ PHONE_WIDTHS = (390, 360, 320)
 # which is what takes time): labels are placed for the narrowest plot and the layout test
 # (tests/test_viz_layout.py) shows that widening never makes them collide.
 OVERLAP_WIDTHS = (390, 320)
+# At this width every display formula fits its column whole (a long one broken into lines):
+# none scrolls sideways. Narrower phones may scroll a formula from its start.
+NO_SCROLL_WIDTH = 390
 MAX_WORDS = 150
 #: inline code a reader needs in the prose, by exact text: the commands that build and check
 #: the book on the reader's machine, and the one that lists the command line's commands.
@@ -43,8 +47,9 @@ ALLOWED_CODE = {"make book", "make test", "dwlib --help"}
 # In the browser
 
 # Display formulas cut off at the current width: for each MathJax display, its drawing
-# (mjx-math) against the nearest box that clips it and against the window.
-_MATH_JS = r"""() => {
+# (mjx-math) against the nearest box that clips it and against the window; with noScroll, also
+# a display whose own box or clipping box scrolls sideways (its content wider than the box).
+_MATH_JS = r"""(noScroll) => {
   const vw = document.documentElement.clientWidth;
   const clipper = el => {
     for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
@@ -64,6 +69,8 @@ _MATH_JS = r"""() => {
     const what = `'${c.textContent.slice(0, 50)}'`;
     if (r.left < left - 1) return `${what} starts ${Math.round(left - r.left)} px left of its box or the page`;
     if (r.right > right + 1 && !scrolls) return `${what} ends ${Math.round(r.right - right)} px past its box, which does not scroll`;
+    const over = Math.max(...[c, box].filter(Boolean).map(e => e.scrollWidth - e.clientWidth));
+    if (noScroll && over > 1) return `${what} is ${over} px wider than its box, so it scrolls sideways (break it into lines)`;
     return null;
   }).filter(Boolean);
 }"""
@@ -198,7 +205,8 @@ def test_phone_page_holds(server, browser, path):  # noqa: F811
         failures = []
         for width in PHONE_WIDTHS:
             _math_fitted(page, width)
-            failures += [f"at {width} px, a display formula {p}" for p in page.evaluate(_MATH_JS)]
+            failures += [f"at {width} px, a display formula {p}"
+                         for p in page.evaluate(_MATH_JS, width == NO_SCROLL_WIDTH)]
             if width in OVERLAP_WIDTHS:
                 page.wait_for_function(_CHARTS_FITTED, timeout=15_000)
                 failures += [f"at {width} px, chart texts overlap: {p}" for p in page.evaluate(_OVERLAP_JS)]
@@ -331,6 +339,9 @@ _BROKEN_PAGE = """<!DOCTYPE html><html><body><article class="bd-article" style="
 <div class="math" style="display: flex; flex-direction: row-reverse; overflow: hidden">
   <mjx-container display="true" style="display: block; min-width: 600px; flex-grow: 1">
     <mjx-math style="display: block">a very long formula that does not fit</mjx-math></mjx-container></div>
+<div class="math" style="overflow-x: auto">
+  <mjx-container display="true" style="display: block; overflow-x: auto">
+    <mjx-math style="display: inline-block; width: 500px">a formula that scrolls</mjx-math></mjx-container></div>
 <div class="dw-chart"><svg class="marks" width="300" height="60">
   <text x="10" y="20" font-size="14">a label here</text><text x="30" y="24" font-size="14">over another</text>
   <text x="10" y="55" font-size="14">apart</text></svg></div>
@@ -343,13 +354,16 @@ _BROKEN_PAGE = """<!DOCTYPE html><html><body><article class="bd-article" style="
 
 def test_reading_checks_catch_a_broken_page(browser):
     """A formula pushed off the left edge by a reversed flex row (as the theme lays out
-    div.math), two chart labels drawn over each other, one dead slider beside a live one, code
+    div.math), a formula that scrolls sideways in its box (allowed only below 390 px), two chart
+    labels drawn over each other, one dead slider beside a live one, code
     names, a path and a long paragraph in the prose: each is found, and nothing else is."""
     page = browser.new_page(viewport={"width": 390, "height": 844})
     try:
         page.set_content(_BROKEN_PAGE)
-        clipped = page.evaluate(_MATH_JS)
+        clipped = page.evaluate(_MATH_JS, False)
         assert len(clipped) == 1 and "starts" in clipped[0] and "a very long formula" in clipped[0], clipped
+        clipped = page.evaluate(_MATH_JS, True)
+        assert len(clipped) == 2 and "scrolls sideways" in clipped[1] and "a formula that scrolls" in clipped[1], clipped
         assert page.evaluate(_OVERLAP_JS) == ["chart 1: 'a label here' and 'over another'"]
         dead = _dead_controls(page)
         assert len(dead) == 1 and dead[0].startswith("control 1 "), dead
