@@ -325,6 +325,12 @@ def numbers() -> dict:
         "ds_gpu_left_out": left_out_sentence(),
         "ds_rule_cross": pv.of(n_rule_cross, n_rule, "pair", "crosses"),
         "ds_below_worse": worse_text(both_below),
+        # the Takeaway's sentence on the pairs below their thresholds
+        "ds_below_takeaway": (
+            f"It does so also in {pairs([r for r in both_below if worse(r)])}, where both networks lie below "
+            "their thresholds, though there the bounds are too loose to rank them."
+            if any(map(worse, both_below)) else
+            "In no pair where both networks lie below their thresholds is the deeper network resolved behind."),
         "ds_both_above": pairs(both_above),
         "ds_n_both_above": len(both_above),
         "ds_above_worse": worse_text(both_above),
