@@ -244,5 +244,5 @@ def depth_ablation_schematic():
         color=colour, strokeDash=dash, order="size:Q",
     ).properties(width=260, height=200, title=alt.Title(
         "Schematic of the claim, not data", anchor="start",
-        subtitle=["after Kaplan et al. 2020, as read by", "Levine et al. 2020 in their Figure 1"]))
+        subtitle=["after Kaplan et al. 2020, as read by", "Levine et al. 2020a in their Figure 1"]))
 
