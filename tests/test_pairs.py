@@ -142,6 +142,8 @@ def test_a_rate_at_an_edge_of_the_grid_is_extended_until_the_chosen_rate_lies_in
     choice = selection.choose(records, sweep.grid_seeds(), sweep.exclude)[(1, 32)]
     assert choice["lr"] == pytest.approx(chosen) and not choice["at_edge"]
     assert len(done) == len(records) and done.counts["before"] == 6
+    # the summary counts the runs the extensions added to the plan: never "8 of 6 runs finished"
+    assert f"{len(records)} of {len(records)} runs finished" in done.line()
     assert gs.run(sweep, out, progress=False).counts["completed"] == 0  # nothing trains twice
 
 

@@ -248,6 +248,7 @@ def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: 
                 rundir.write_sweep_meta(r["dir"], {**_task(r, env, cache_dir)[1], "wall_seconds": None})
     counts["before"] = sum(r["state"] == "done" for r in rows) - counts["completed"] - counts["diverged"]
     records = _finished_records(rows)
+    planned = max(planned, len(rows))  # rates beyond a grid's edge add runs to the plan as they become known
     return base.Outcome(records if single else _marked(sweep, records), counts, planned, label)
 
 

@@ -75,7 +75,7 @@ def fused_available(dtype, head_size: int) -> bool:
     capability 8.0 or newer (Ampere on) as JAX's default backend, bfloat16 or float16 operands,
     head size a multiple of 8 up to 128 (cuDNN's limits), and ``DWLIB_ATTENTION`` not set to
     ``dwlib``. Decided when a function is traced: a compiled step keeps the choice it was
-    compiled with (``dwlib.train.step.make_steps`` caches steps per process)."""
+    compiled with (``dwlib.train.multi.make_group_steps`` caches steps per process)."""
     if os.environ.get("DWLIB_ATTENTION", "auto") == "dwlib" or jax.default_backend() != "gpu":
         return False
     if jnp.dtype(dtype) not in (jnp.bfloat16, jnp.float16) or head_size % 8 or head_size > 128:
