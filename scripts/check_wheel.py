@@ -41,7 +41,7 @@ TESTS = [
     "tests/test_data.py", "tests/test_viz_bounds.py", "tests/test_viz_guidelines.py", "tests/test_cli.py",
     "tests/test_catalogue.py::test_gpt3_table_as_published", "tests/test_catalogue.py::test_trillion_projection",
     "tests/test_model.py::test_dense_matches_nnx_linear",
-    "tests/test_model.py::test_unembed_cross_entropy_matches_the_tied_output_and_optax",
+    "tests/test_model.py::test_unembed_loss_matches_the_tied_output_and_optax",
     "tests/test_model.py::test_parameter_counts_match_the_parameter_tree",
     "tests/test_train.py::test_interrupted_and_resumed_training_equals_uninterrupted",
 ]
