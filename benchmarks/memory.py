@@ -55,7 +55,6 @@ def measure(shape: tuple[int, ...], folder: Path) -> dict:
     from dwlib.train import memory
     from dwlib.train.config import TrainConfig
     from dwlib.train.multi import group_steps, init_group
-    from dwlib.train.process import data_devices
 
     depth, width, heads, seq_len, batch, vocab = shape
     corpus = folder / "corpus.txt"
@@ -65,13 +64,13 @@ def measure(shape: tuple[int, ...], folder: Path) -> dict:
                 steps=3, eval_interval=0, eval_batches=1, corpus=str(corpus), cache_dir=str(folder / "cache"),
                 out_dir=str(folder / f"run-{'-'.join(map(str, shape))}"))
     cfg = TrainConfig.from_dict(spec)
-    devices = data_devices(batch)
-    estimate = memory.check_fits(cfg, devices, memory=(None, ""))["needed"]
     steps, state = group_steps([cfg]), init_group([cfg])  # a group of one, as dwlib.train.loop.train trains
+    devices = list(steps.mesh.devices.flat)
+    estimate = memory.check_fits(cfg, devices, memory=(None, ""))["needed"]
     tokens = jax.ShapeDtypeStruct((1, 1, batch, seq_len + 1), jnp.int32,
                                   sharding=NamedSharding(steps.mesh, PartitionSpec(None, "runs", "data")))
     peaks = steps.by_run(np.ones(1, np.float32))
-    plan = steps.train_chunk.lower(state["params"], state["opt_state"], tokens, peaks).compile().memory_analysis()
+    plan = steps.train_chunk.lower(state["params"], state["opt_state"], tokens, peaks, np.int32(1)).compile().memory_analysis()
     xla = (plan.temp_size_in_bytes + plan.argument_size_in_bytes) * len(devices)
     proc = subprocess.run([sys.executable, "-c", RUN, json.dumps(spec)], capture_output=True, text=True)
     if proc.returncode != 0:

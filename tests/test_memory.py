@@ -21,9 +21,8 @@ from dwlib import cli
 from dwlib.errors import InputError
 from dwlib.train import memory
 from dwlib.train.config import TrainConfig
-from dwlib.train.process import data_devices
 from dwlib.train.multi import group_key, init_group
-from dwlib.train.step import make_group_steps
+from dwlib.train.step import make_group_steps, make_mesh
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,7 +39,7 @@ def xla_bytes(cfg: TrainConfig, devices: list) -> int:
     batch = jax.ShapeDtypeStruct((1, 1, cfg.batch_size, cfg.model.seq_len + 1), jnp.int32,
                                  sharding=NamedSharding(steps.mesh, PartitionSpec(None, "runs", "data")))
     peaks = steps.by_run(np.ones(1, np.float32))
-    stats = steps.train_chunk.lower(state["params"], state["opt_state"], batch, peaks).compile().memory_analysis()
+    stats = steps.train_chunk.lower(state["params"], state["opt_state"], batch, peaks, np.int32(1)).compile().memory_analysis()
     return stats.temp_size_in_bytes + stats.argument_size_in_bytes
 
 
@@ -50,7 +49,7 @@ def xla_bytes(cfg: TrainConfig, devices: list) -> int:
                                    (2, 64, 4, 32, 8, 300)])    # parameters and the blocks' activations
 def test_the_estimate_is_within_2x_of_xlas_plan(shape):
     cfg = config(*shape)
-    devices = data_devices(cfg.batch_size)
+    devices = list(make_mesh(1, cfg.batch_size).devices.flat)  # a single run's, as the trainer splits it
     ratio = memory.step_bytes(cfg, len(devices))["per_device"] / xla_bytes(cfg, devices)
     assert 0.5 <= ratio <= 2, ratio
 
@@ -88,15 +87,22 @@ def test_a_step_past_the_hosts_memory_is_refused_before_any_file_is_written(tmp_
 @settings(max_examples=60, deadline=None, derandomize=True, database=None)
 @given(shape=st.tuples(st.integers(1, 64), st.integers(1, 64).map(lambda k: 8 * k), st.sampled_from([1, 2, 4, 8]),
                        st.integers(1, 1 << 14), st.integers(1, 1 << 12), st.integers(257, 1 << 16)),
-       devices=st.integers(1, 8), runs=st.integers(1, 12), available=st.integers(1, 1 << 45))
-def test_check_fits_refuses_exactly_past_the_memory_in_one_line(shape, devices, runs, available):
+       devices=st.integers(1, 8), runs=st.integers(1, 12), available=st.integers(1, 1 << 45),
+       chunk=st.integers(1, 100))
+def test_check_fits_refuses_exactly_past_the_memory_in_one_line(shape, devices, runs, available, chunk):
     depth, width, heads, seq_len, batch, vocab = shape
     cfg = config(depth, width, heads, seq_len, batch, vocab)
     cpus = jax.devices("cpu")[:1] * devices
-    est = memory.step_bytes(cfg, devices) if runs == 1 else memory.step_bytes(cfg, 1, -(-runs // devices))
+    held = min(chunk, cfg.steps)  # a chunk's token ids are on the device, never more steps than the run's
+    est = (memory.step_bytes(cfg, devices, chunk=held) if runs == 1
+           else memory.step_bytes(cfg, 1, -(-runs // devices), chunk=held))
+    one = memory.step_bytes(cfg, devices) if runs == 1 else memory.step_bytes(cfg, 1, -(-runs // devices))
+    per_run = 1 if runs == 1 else -(-runs // devices)
+    b = -(-batch // devices) if runs == 1 else batch
+    assert est["per_device"] - one["per_device"] == per_run * (held - 1) * b * (seq_len + 1) * 4
     needed = est["per_device"] * devices + memory.RUNTIME
     try:
-        got = memory.check_fits(cfg, cpus, runs=runs, memory=(available, "the host's memory"))
+        got = memory.check_fits(cfg, cpus, runs=runs, memory=(available, "the host's memory"), chunk=chunk)
     except InputError as err:
         assert needed > available and "\n" not in str(err) and len(str(err)) < 400
     else:

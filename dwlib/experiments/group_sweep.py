@@ -152,7 +152,7 @@ def _train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, pr
     cfgs = [r["config"].replace(cache_dir=cache_dir) for r in rows]
     cfg = cfgs[0]
     steps = group_steps(cfgs)
-    check_fits(cfg, list(steps.mesh.devices.flat), runs=len(cfgs))
+    check_fits(cfg, list(steps.mesh.devices.flat), runs=len(cfgs), chunk=sweep.chunk)
     corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, seq_len=cfg.model.seq_len,
                                   validation_split=cfg.validation_split)
     t0 = time.perf_counter()

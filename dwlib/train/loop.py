@@ -59,7 +59,7 @@ def train(config: TrainConfig | dict, *, progress: bool = True, verbose: bool = 
     prepare_process()
     steps = group_steps([cfg])
     devices = list(steps.mesh.devices.flat)
-    check_fits(cfg, devices)  # a step past the device's memory: one line, before any file is written
+    check_fits(cfg, devices, chunk=CHUNK)  # a step past the device's memory: one line, before any file is written
     out = check_out_dir(cfg.out_dir) if cfg.out_dir is not None else None
     lead = jax.process_index() == 0
     with _claimed(out, lead):

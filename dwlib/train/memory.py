@@ -44,16 +44,19 @@ BYTES = 4  # float32 parameters, optimiser state and (as XLA plans them) activat
 RUNTIME = 600 * 2**20  # JAX, XLA and the compiler in a CPU process, past the steps' own buffers
 
 
-def step_bytes(cfg: TrainConfig, devices: int = 1, runs: int = 1) -> dict:
+def step_bytes(cfg: TrainConfig, devices: int = 1, runs: int = 1, chunk: int = 1) -> dict:
     """Estimated bytes of one training step on each of ``devices`` (the batch split over them),
-    ``runs`` runs of this shape trained together (a group, :mod:`dwlib.train.multi`):
-    ``state`` (parameters, gradients, AdamW moments), ``activations``, ``per_device``."""
+    ``runs`` runs of this shape trained together (a group, :mod:`dwlib.train.multi`), with the
+    token ids of a ``chunk`` of steps on the device: ``state`` (parameters, gradients, AdamW
+    moments), ``activations``, ``batches``, ``per_device``."""
     m = cfg.model
     b = -(-cfg.batch_size // devices)  # sequences per device
     T, d, H, V, L = m.seq_len, m.width, m.heads, m.vocab_size, m.depth
     state = 4 * parameter_counts(m)["total"] * BYTES
     activations = (L * (16 * b * T * d + 2 * b * H * T * T) + 3 * b * T * V + 2 * b * T * d) * BYTES
-    return {"state": runs * state, "activations": runs * activations, "per_device": runs * (state + activations)}
+    tokens = chunk * b * (T + 1) * 4  # int32 token ids
+    return {"state": runs * state, "activations": runs * activations, "batches": runs * tokens,
+            "per_device": runs * (state + activations + tokens)}
 
 
 def host_memory() -> int | None:
@@ -85,12 +88,15 @@ def device_memory(devices: list) -> tuple[int | None, str]:
     return limit, f"the {d.device_kind}'s memory"
 
 
-def check_fits(cfg: TrainConfig, devices: list, runs: int = 1, memory: tuple | None = None) -> dict:
-    """:func:`step_bytes` for ``cfg`` on ``devices``; InputError (one line) when it exceeds the
-    memory of :func:`device_memory` (``memory`` overrides it, for tests). CPU devices share the
-    host's memory, so there the devices' sum, plus :data:`RUNTIME`, is what must fit. ``runs`` > 1:
-    a group (:mod:`dwlib.train.multi`), whose runs, not batches, are split over the devices."""
-    est = step_bytes(cfg, len(devices)) if runs == 1 else step_bytes(cfg, 1, -(-runs // len(devices)))
+def check_fits(cfg: TrainConfig, devices: list, runs: int = 1, memory: tuple | None = None, chunk: int = 1) -> dict:
+    """:func:`step_bytes` for ``cfg`` on ``devices``, ``chunk`` steps a dispatch; InputError (one
+    line) when it exceeds the memory of :func:`device_memory` (``memory`` overrides it, for
+    tests). CPU devices share the host's memory, so there the devices' sum, plus :data:`RUNTIME`,
+    is what must fit. ``runs`` > 1: a group (:mod:`dwlib.train.multi`), whose runs, not batches,
+    are split over the devices."""
+    chunk = min(chunk, cfg.steps)  # the trainer's batches: a chunk's, never more steps than the run has
+    est = (step_bytes(cfg, len(devices), chunk=chunk) if runs == 1
+           else step_bytes(cfg, 1, -(-runs // len(devices)), chunk=chunk))
     available, what = memory if memory is not None else device_memory(devices)
     cpu = devices[0].platform == "cpu"
     need = est["per_device"] * (len(devices) if cpu else 1) + (RUNTIME if cpu else 0)

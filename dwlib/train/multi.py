@@ -6,7 +6,7 @@ the compiled steps of :mod:`dwlib.train.step`:
 
     for each chunk of steps:                                  # one dispatch
         batches = [train_batch(seed_r, step) for each run r, each step of the chunk]
-        state = scan(vmap(train_step over runs), state, batches)   # (chunk, runs) losses
+        state = loop(vmap(train_step over runs), state, batches)   # (chunk, runs) losses
         at an evaluation step: each run's held-out (and validation) loss
 
 A chunk never steps over an evaluation, a checkpoint, the stopping point or the end, so those
@@ -115,6 +115,7 @@ def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None 
     curves = [new_curve(c) for c in cfgs] if curves is None else curves
     evaluate = functools.partial(_evaluate, steps, _eval_sets(steps, corpus, cfg), curves)
     step = state["step"]
+    length = min(chunk, cfg.steps)  # every chunk's batches padded to this length: one compilation
     if step == 0 and cfg.eval_interval:
         evaluate(params, 0)
     bar = tqdm(total=end, initial=step, disable=not progress, unit="step", dynamic_ncols=True,
@@ -123,8 +124,8 @@ def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None 
         n = chunk_length(step, end, chunk, cfg.eval_interval, checkpoint_interval)
         t0 = time.perf_counter()
         params, opt_state, losses = steps.train_chunk(params, opt_state, steps.batches(
-            _chunk_batches(corpus, cfgs, step, n)), peaks)
-        losses = np.asarray(losses)
+            _chunk_batches(corpus, cfgs, step, n, length)), peaks, np.int32(n))
+        losses = np.asarray(losses)[:n]
         seconds = time.perf_counter() - t0
         _record_losses(curves, losses, step)
         step += n
@@ -199,12 +200,15 @@ def _evaluate(steps: GroupSteps, sets, curves: list[dict], params, at: int) -> N
                 curve["diverged_step"] = at
 
 
-def _chunk_batches(corpus, cfgs: list[TrainConfig], step: int, n: int) -> np.ndarray:
-    """(n, runs, batch, seq + 1): each run's own batches (from its seed) for steps step .. step + n - 1."""
+def _chunk_batches(corpus, cfgs: list[TrainConfig], step: int, n: int, length: int) -> np.ndarray:
+    """(length, runs, batch, seq + 1): each run's own batches (from its seed) for steps
+    step .. step + n - 1, then zeros (never trained on)."""
     cfg = cfgs[0]
-    return np.stack([np.stack([batches.train_batch(corpus.train, s, cfg.batch_size, cfg.model.seq_len, c.seed,
-                                                    cfg.sampling)
-                               for c in cfgs]) for s in range(step, step + n)])
+    out = np.zeros((length, len(cfgs), cfg.batch_size, cfg.model.seq_len + 1), np.int32)
+    for i, s in enumerate(range(step, step + n)):
+        out[i] = [batches.train_batch(corpus.train, s, cfg.batch_size, cfg.model.seq_len, c.seed, cfg.sampling)
+                  for c in cfgs]
+    return out
 
 
 def _record_losses(curves: list[dict], losses: np.ndarray, step: int) -> None:

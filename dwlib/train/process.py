@@ -250,17 +250,6 @@ def configure_cpu_devices() -> None:
         pass
 
 
-def data_devices(batch_size: int) -> list:
-    """The devices the batch is split over: all of them; on the CPU backend of one process, the
-    largest number of the (virtual, per-core) devices that divides the batch."""
-    devices = jax.devices()
-    if jax.default_backend() == "cpu" and jax.process_count() == 1:
-        return devices[:max(k for k in range(1, len(devices) + 1) if batch_size % k == 0)]
-    require(batch_size % len(devices) == 0,
-            f"batch_size {batch_size} is not divisible by the {len(devices)} devices ({jax.default_backend()})")
-    return devices
-
-
 def hardware() -> dict:
     """Backend, device kind and count, and the jax version (recorded with sweep runs)."""
     devices = jax.devices()

@@ -1,5 +1,5 @@
 """The one compiled training code: a group of runs of one shape, ``vmap`` over the runs,
-``lax.scan`` over a chunk of steps, on a 2-axis mesh ("runs", "data").
+a loop over a chunk of steps, on a 2-axis mesh ("runs", "data").
 
 A single run is a group of one. The run axis gets the largest number of devices that divides
 the number of runs; the data axis the rest of the devices, as many as divide the batch evenly
@@ -76,8 +76,9 @@ def place(mesh: Mesh, tree, spec: P):
 
 @dataclasses.dataclass(frozen=True)
 class GroupSteps:
-    """The compiled pieces of a group: ``train_chunk(params, opt_state, batches, peaks)``
-    (``batches``: (chunk, runs, batch, seq + 1); returns the new state and (chunk, runs) losses),
+    """The compiled pieces of a group: ``train_chunk(params, opt_state, batches, peaks, n)``
+    (``batches``: (chunk, runs, batch, seq + 1), of which the first ``n`` are trained; returns
+    the new state and (chunk, runs) losses, zeros past ``n``),
     ``eval_losses(params, windows)`` ((runs,) mean losses over (n, batch, seq + 1) windows),
     ``init_opt``, ``squeeze``/``unsqueeze`` (a group of one's state without / with its run axis,
     as a single run's checkpoints hold it) and the schedule with a peak of 1."""
@@ -108,6 +109,19 @@ class GroupSteps:
         return place(self.mesh, tree, P("runs"))
 
 
+def over_runs(f, runs: int):
+    """``f`` of one run mapped over the leading run axis of its arguments: ``vmap``, except for a
+    group of one, which calls ``f`` on the run itself (``vmap`` over an axis of one would turn
+    every matrix product into a batched one)."""
+    if runs > 1:
+        return jax.vmap(f)
+
+    def one(*args):
+        out = f(*jax.tree.map(lambda a: a[0], args))
+        return jax.tree.map(lambda a: a[None], out)
+    return one
+
+
 @functools.lru_cache(maxsize=8)
 def make_group_steps(cfg_key: tuple, runs: int, devices: tuple | None = None) -> GroupSteps:
     """The compiled steps of ``runs`` runs whose shared fields are ``cfg_key``
@@ -118,20 +132,23 @@ def make_group_steps(cfg_key: tuple, runs: int, devices: tuple | None = None) ->
     graphdef, abstract = abstract_params(cfg.model)
     tx, unit = make_optimizer(cfg.optim, cfg.steps, abstract)
     run_loss = functools.partial(loss_fn, graphdef)  # one run's loss, given its parameters and a batch
-    every_run = jax.vmap(functools.partial(update, run_loss, tx))  # over (params, opt_state, batch, peak)
+    every_run = over_runs(functools.partial(update, run_loss, tx), runs)  # (params, opt_state, batch, peak)
     by_run, everywhere = NamedSharding(mesh, P("runs")), NamedSharding(mesh, P())  # losses: read by every process
 
     @functools.partial(jax.jit, donate_argnums=(0, 1), out_shardings=(by_run, by_run, everywhere))
-    def train_chunk(params, opt_state, batches, peaks):
-        def body(state, batch):
-            params, opt_state, loss = every_run(*state, batch, peaks)
-            return (params, opt_state), loss
-        (params, opt_state), losses = jax.lax.scan(body, (params, opt_state), batches)
-        return params, opt_state, losses
+    def train_chunk(params, opt_state, batches, peaks, n):
+        # n steps (a traced count, n <= len(batches)), so that the chunks of every length
+        # share one compilation; the losses past n are zeros
+        def body(i, state):
+            params, opt_state, losses = state
+            params, opt_state, loss = every_run(params, opt_state, batches[i], peaks)
+            return params, opt_state, losses.at[i].set(loss)
+        losses = jax.numpy.zeros(batches.shape[:2], jax.numpy.float32)
+        return jax.lax.fori_loop(0, n, body, (params, opt_state, losses))
 
     @functools.partial(jax.jit, out_shardings=everywhere)
     def eval_losses(params, windows):
-        per_batch = jax.vmap(lambda p: jax.lax.map(lambda b: run_loss(p, b), windows))(params)
+        per_batch = over_runs(lambda p: jax.lax.map(lambda b: run_loss(p, b), windows), runs)(params)
         return per_batch.mean(axis=1)
 
     squeeze = jax.jit(lambda tree: jax.tree.map(lambda a: a[0], tree), out_shardings=everywhere)
