@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM at many moments of ``dwlib train`` (issue 38): every time one line, the
+"""Ctrl-C and SIGTERM at many moments of ``dwlib train``: every time one line, the
 documented exit status, and a resume to the uninterrupted result.
 
 A tiny run (depth 1, width 32, 48 steps on a 12K-token corpus; an evaluation every 2 steps, a

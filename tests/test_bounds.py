@@ -246,7 +246,7 @@ def test_cli_bounds_text_and_json(capsys):
 def test_cli_corollary1(capsys):
     out = json.loads(run_cli(capsys, "corollary1", "--width", "1000", "--heads", "16", "--depth", "6",
                              "--shallow-depth", "2", "--json"))
-    # the deep network's width stays under "width"; the shallow one's is "shallow_width" (issue 21)
+    # the deep network's width stays under "width"; the shallow one's is "shallow_width"
     r = bounds.corollary1_width(1000, 16, 6, 2)
     assert out["width"] == 1000 and out["depth"] == 6 and out["shallow_depth"] == 2
     assert out["shallow_width"] == pytest.approx(r["width"]) and out["log10_shallow_width"] == r["log10_width"]

@@ -38,7 +38,7 @@ CASES = [
     (("seprank", "--depth", "1", "--width", "3", "--heads", "2"), "heads must divide width"),
     (("sweep", "--shard", "3/3"), "shard i/n needs 0 <= i < n, got '3/3'"),
     (("sweep", "--preset", "nope", "--dry-run"), "nope"),
-    # issue 21: extreme values, with the limit in the message
+    # extreme values, with the limit in the message
     (("bounds", "--width", BIG, "--heads", "4", "--depth", "2"), "below 1.8e308"),
     (("corollary1", "--width", BIG, "--heads", "16", "--depth", "6", "--shallow-depth", "2"), "below 1.8e308"),
     (("advise", "--depth", BIG), "below 1.8e308"),

@@ -105,7 +105,7 @@ def test_folder_of_text_files(tmp_path, cache):
     assert len(corpus.valid) > 0
 
 
-# --- the cache under failures (issue 21) ---------------------------------------------------------
+# --- the cache under failures --------------------------------------------------------------------
 
 
 def test_a_full_disk_while_caching_is_an_oserror_and_leaves_nothing(tmp_path, cache, monkeypatch):

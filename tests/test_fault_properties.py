@@ -1,4 +1,4 @@
-"""Fault injection from a generator (issue 39, "Tests"): whichever entry of a partial run's
+"""Fault injection from a generator: whichever entry of a partial run's
 directory is replaced by something of the wrong kind (a folder, an empty file, a FIFO, a link to
 nothing), down to the files inside its checkpoints, and whichever byte of the tokenizer cache is
 changed, a run ends in the result of a run never damaged, or in one line (a StateError or

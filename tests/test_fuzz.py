@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the command line (issue 21): whatever arguments and ``DWLIB_*``
+"""Property-based fuzzing of the command line: whatever arguments and ``DWLIB_*``
 variables a careless or hostile user gives, every subcommand ends with exit status 0 or 2, and
 with 2 exactly one line on stderr and no traceback, in bounded time.
 

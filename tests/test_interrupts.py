@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM (issue 38): at any moment of ``dwlib train``, ``sweep``, ``seprank`` and
+"""Ctrl-C and SIGTERM: at any moment of ``dwlib train``, ``sweep``, ``seprank`` and
 ``advise``, one line on stderr and exit status 130 (SIGINT) or 143 (SIGTERM), never ignored,
 never a traceback or a warning; what was committed stays usable, and the run resumes to the
 result of an uninterrupted one.

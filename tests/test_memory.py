@@ -1,4 +1,4 @@
-"""The memory a training step needs (dwlib.train.memory, issue 39): the estimate within 2x of
+"""The memory a training step needs (dwlib.train.memory): the estimate within 2x of
 XLA's plan of the compiled step on a grid of small shapes and of a run's peak RSS; a run whose
 step exceeds the device's memory is refused in one line before any file is written."""
 

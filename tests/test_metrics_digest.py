@@ -1,5 +1,5 @@
 """An edited line of a run's metrics.jsonl, or an edited value of its result.json, is found when
-the run is read (issue 39: "an edited loss in metrics.jsonl goes unnoticed"): by the trainer,
+the run is read (an edited loss in metrics.jsonl must not go unnoticed): by the trainer,
 which completes the run again from a checkpoint whose metrics are intact (bit-identical to the
 run never edited), and by a sweep's records, which refuse the run in one line naming the file.
 Results and checkpoints written before the digests existed are read as before. Property-based:

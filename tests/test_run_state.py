@@ -1,4 +1,4 @@
-"""A training run's state on disk (issue 21): kills at any moment, two processes on one run,
+"""A training run's state on disk: kills at any moment, two processes on one run,
 corrupt files of every kind, a changed corpus or device count, a full disk, strict JSON.
 
 Each case ends in the uninterrupted run's curve and summary, bit for bit, or in one clear line

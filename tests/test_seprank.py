@@ -246,7 +246,7 @@ def test_stored_sweep_is_consistent():
 
 
 # ---------------------------------------------------------------------------------------------
-# The time a measurement asked for by hand takes, and the grids it cannot reach (issue 39)
+# The time a measurement asked for by hand takes, and the grids it cannot reach
 
 
 def test_saturate_ends_unsaturated_at_the_largest_grid_instead_of_failing():
@@ -272,7 +272,7 @@ def test_a_grid_that_cannot_grow_enough_is_refused_before_any_work(monkeypatch):
 def test_a_measurement_estimated_past_two_minutes_is_refused_at_once(monkeypatch):
     monkeypatch.setattr(seprank_sweep, "timed_saturate", lambda *a, **kw: pytest.fail("measured"))
     with pytest.raises(InputError, match=r"would take about .* past the limit of 120 s"):
-        seprank_sweep.measure_one(1, 32, 2)  # about 15 min at the calibration's speed (issue 39: estimated 92 s)
+        seprank_sweep.measure_one(1, 32, 2)  # about 15 min at the calibration's speed
 
 
 @pytest.mark.parametrize("depth, width, positions", [(1, 8, 4), (2, 2, 4), (1, 4, 6), (2, 3, 4)])

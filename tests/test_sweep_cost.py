@@ -1,4 +1,4 @@
-"""The GPU preset of Figure 2 as declared (issue 17), its cost estimate, and `dwlib sweep --cost`."""
+"""The GPU preset of Figure 2 as declared, its cost estimate, and `dwlib sweep --cost`."""
 
 import dataclasses
 import json

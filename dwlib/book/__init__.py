@@ -8,7 +8,7 @@
   saved as a myst-nb glue output (:func:`glue`), which nbval compares with a fresh run; outside a
   book build (Colab, where myst-nb is not installed) only the first happens.
 - ``dwlib.book.<chapter>`` modules compute a chapter's numbers and tables (the bookkeeping
-  that used to sit in the notebooks' cells), and hand them to the prose with :func:`glue_all`.
+  a reader need not read), and hand them to the prose with :func:`glue_all`.
 """
 
 from __future__ import annotations

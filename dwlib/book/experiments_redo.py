@@ -1,5 +1,5 @@
 """The experiments chapter's section on ``cpu-fig2``: the CPU sweep redone with a learning rate
-per shape, on a corpus no run repeats (issue 17).
+per shape, on a corpus no run repeats.
 
 :func:`numbers` gives the values the section's prose quotes (glue name -> value) in one call;
 the table functions turn the rate choice (:mod:`dwlib.experiments.selection`) and the analyses

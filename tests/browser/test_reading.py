@@ -309,15 +309,7 @@ def prose_problems(page_html: str) -> list[str]:
     return out
 
 
-# Pages whose prose fails today, until the chapters' rewrite (issue 33) is done. strict: the
-# mark turns into a failure once the page passes, so that it is removed.
-PROSE_PENDING = set()
-PROSE_PAGES = [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="prose rewrite in progress"))
-               if p in PROSE_PENDING else p
-               for p in CHAPTERS]
-
-
-@pytest.mark.parametrize("path", PROSE_PAGES)
+@pytest.mark.parametrize("path", CHAPTERS)
 def test_prose_reads_as_words(path):
     problems = prose_problems((HTML / path).read_text(encoding="utf-8"))
     assert not problems, f"{path}: {len(problems)} problems:\n" + "\n".join(problems)
