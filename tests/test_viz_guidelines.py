@@ -149,7 +149,9 @@ def test_models_chart_labels_keep_off_the_curve_and_far_ones_are_tied_to_their_p
 
 def test_models_chart_colours_follow_the_fit_passed_in():
     assert any(p["name"] == "PaLM-540B" for p in _points(vg.models_chart().to_dict()))
-    other = Fit(9.0, 0.01)
+    # (a fit whose curve leaves every label a place that obeys the placer's rule; with some
+    # others the placer names a label it cannot place: tests/test_viz_layout.py)
+    other = Fit(6.0, 0.05)
     points = _points(vg.models_chart(load_models(), fit=other).to_dict())
     for p in points:
         if p["verdict"] != vg.NO_VERDICT:

@@ -23,7 +23,7 @@ from dwlib.viz import guidelines as vg
 from dwlib.viz import seprank as vs
 from dwlib.core.fit import AUTHORS_FIT, optimal_curve
 from dwlib.viz.layout import NARROW_WIDTH, PHONE_PLOT, narrow_offsets
-from dwlib.viz.render import text_width
+from dwlib.viz.render import place_labels, text_width
 
 
 def _layers(spec: dict):
@@ -119,11 +119,17 @@ def _problems(rows, fractions, ys, font_size, curves, widths) -> list[str]:
     return out
 
 
-#: the plot widths checked: the narrowest (a 320 px phone), a 390 px phone's (291 px, measured
-#: in Chromium), both sides of PHONE_PLOT, then every 15 px to the chart's own width
-def _widths(spec_width):
-    return sorted({NARROW_WIDTH, 173, 291, PHONE_PLOT, PHONE_PLOT + 1, *range(NARROW_WIDTH, spec_width, 15),
-                   spec_width})
+#: the plot widths checked: the narrowest the chart is drawn at (a 320 px phone's, which the
+#: chart states), a 390 px phone's (291 px, measured in Chromium), both sides of PHONE_PLOT,
+#: then every 15 px to the chart's own width
+def _widths(spec):
+    narrow = _narrow(spec)
+    return sorted({narrow, 291, PHONE_PLOT, PHONE_PLOT + 1, *range(narrow, spec["width"], 15), spec["width"]})
+
+
+def _narrow(spec) -> int:
+    """The plot width the chart says a 320 px phone draws it at (dwlib.viz.layout)."""
+    return spec["usermeta"]["narrow_plot"]
 
 
 def _threshold_case(models, width_range=(10, 2e5), depth_range=(1, 128)):
@@ -170,7 +176,110 @@ def test_every_label_belongs_to_its_point_at_every_width(chart):
     spec, rows, fractions, ys, curves = BOOK_CHARTS[chart]()
     font = 9 if chart.startswith("guidelines") else 10
     assert rows["label"].str.len().gt(0).sum() >= 5
-    assert _problems(rows, fractions, ys, font, curves, _widths(spec["width"])) == []
+    assert _problems(rows, fractions, ys, font, curves, _widths(spec)) == []
+
+
+#: the longest leader line (px), the clearance (px) between a label and the plot's edges (its
+#: axes), and the chart column of a 320 px phone (the screen less the theme's margins, measured
+#: in Chromium)
+LONGEST_LEADER, EDGE, PHONE_COLUMN = 40.0, 2.0, 272
+
+
+def _leader_lines(rows, fractions, ys, width):
+    """(label, (x0, y0, x1, y1)) of every leader line drawn at a plot ``width`` px wide."""
+    out = []
+    for i, r in rows.iterrows():
+        sfx = "_phone" if width <= PHONE_PLOT and "dx_phone" in r else ""
+        if r["label"] and r["leader" + sfx]:
+            x, y = fractions[i] * width, ys[i]
+            out.append((r["label"], (x + r["lx0" + sfx], y + r["ly0" + sfx], x + r["lx1" + sfx], y + r["ly1" + sfx])))
+    return out
+
+
+def _segments_cross(a, b) -> bool:
+    def turn(p, q, r):
+        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+    p, q, r, s = a[:2], a[2:], b[:2], b[2:]
+    return turn(p, q, r) * turn(p, q, s) < 0 and turn(r, s, p) * turn(r, s, q) < 0
+
+
+def _leader_problems(rows, fractions, ys, widths) -> list[str]:
+    """Leader lines longer than LONGEST_LEADER, and pairs of leader lines that cross, at the
+    plot widths given."""
+    out = []
+    for width in widths:
+        lines = _leader_lines(rows, fractions, ys, width)
+        out += [f"{width} px: the leader of '{t}' is {math.hypot(l[2] - l[0], l[3] - l[1]):.0f} px long"
+                for t, l in lines if math.hypot(l[2] - l[0], l[3] - l[1]) > LONGEST_LEADER]
+        out += [f"{width} px: the leaders of '{a}' and '{b}' cross" for k, (a, la) in enumerate(lines)
+                for b, lb in lines[k + 1:] if _segments_cross(la, lb)]
+    return out
+
+
+def _edge_problems(rows, fractions, ys, font_size, height, widths) -> list[str]:
+    """Labels whose box comes nearer than EDGE px to the plot's edges (its axes), or leaves it."""
+    out = []
+    for width in widths:
+        for i, r in rows.iterrows():
+            if r["label"]:
+                b = _box(fractions[i] * width, ys[i], r["label"], _place(r, width), font_size)
+                if b[0] < EDGE or b[1] < EDGE or b[2] > width - EDGE or b[3] > height - EDGE:
+                    out.append(f"{width} px: '{r['label']}' at ({b[0]:.1f}, {b[1]:.1f}, {b[2]:.1f}, {b[3]:.1f})"
+                               f" touches or leaves the plot (0, 0, {width}, {height})")
+    return out
+
+
+@pytest.mark.parametrize("chart", list(BOOK_CHARTS))
+def test_leader_lines_are_short_and_never_cross(chart):
+    spec, rows, fractions, ys, _ = BOOK_CHARTS[chart]()
+    assert _leader_problems(rows, fractions, ys, _widths(spec)) == []
+
+
+@pytest.mark.parametrize("chart", list(BOOK_CHARTS))
+def test_labels_keep_inside_the_plot_clear_of_its_axes(chart):
+    spec, rows, fractions, ys, _ = BOOK_CHARTS[chart]()
+    font = 9 if chart.startswith("guidelines") else 10
+    assert _edge_problems(rows, fractions, ys, font, spec["height"], _widths(spec)) == []
+
+
+def test_the_leader_and_edge_checks_fail_on_bad_placements():
+    rows = pd.DataFrame([{"label": "aaaa", "align": "left", "dx": 60.0, "dy": 0.0, "leader": True,
+                          "lx0": 5.0, "ly0": 0.0, "lx1": 60.0, "ly1": 0.0},
+                         {"label": "bbbb", "align": "right", "dx": -20.0, "dy": -30.0, "leader": True,
+                          "lx0": -3.0, "ly0": -4.0, "lx1": -20.0, "ly1": -25.0},
+                         {"label": "cccc", "align": "right", "dx": 2.0, "dy": 0.0, "leader": False,
+                          "lx0": 0.0, "ly0": 0.0, "lx1": 0.0, "ly1": 0.0}])
+    fractions, ys = [0.3, 0.5, 0.05], [100.0, 120.0, 50.0]
+    got = _leader_problems(rows, fractions, ys, [200])
+    assert any("'aaaa' is 55 px long" in p for p in got)
+    assert any("'aaaa' and 'bbbb' cross" in p for p in got)
+    assert any("'cccc'" in p for p in _edge_problems(rows, fractions, ys, 10, 300, [200]))
+
+
+def _fits(text: str, font_size: float, room: float, bold: bool = False) -> bool:
+    return text_width(text, font_size) * (1.1 if bold else 1.0) <= room
+
+
+def test_the_narrow_plot_is_the_one_the_phone_draws():
+    # The book narrows a chart to its column by narrowing the plot (book/assets/dwcharts.js): the
+    # plot a 320 px phone draws is the column less the axes' room, provided that nothing else
+    # (a title, an axis title, a note) is wider than the plot. Each chart says which width it
+    # placed its labels for: the column less its axes' room, and its titles fit it.
+    for name, chart in BOOK_CHARTS.items():
+        spec = chart()[0]
+        narrow = _narrow(spec)
+        ylabels = spec["usermeta"]["y_labels"]
+        # Vega's axis: 5 px tick, 2 px to its labels, 4 px to its title of 11 px; 5 px padding each side
+        left = 5 + 5 + 2 + max(text_width(t, 10) for t in ylabels) + 4 + 11
+        assert abs(narrow - (PHONE_COLUMN - left - 5 - spec["usermeta"]["x_overhang"])) < 1, name
+        title = spec.get("title", {})
+        lines = title.get("text", []) if isinstance(title, dict) else title
+        for line in [lines] if isinstance(lines, str) else lines:
+            assert _fits(line, 13, narrow + 5, bold=True), (name, line)
+        for view in _layers(spec):
+            xt = view.get("encoding", {}).get("x", {}).get("title")
+            for line in ([xt] if isinstance(xt, str) else xt or []):
+                assert _fits(line, 11, narrow, bold=True), (name, line)
 
 
 def test_the_label_check_fails_on_ambiguous_labels():
@@ -197,6 +306,16 @@ def test_labels_set_apart_are_drawn_with_a_leader_line():
                 b = _box(0.0, 0.0, r["label"], (r["align" + sfx], r["dx" + sfx], r["dy" + sfx]), font)
                 # the line ends on the box's edge nearest the point
                 assert b[0] - 0.01 <= r["lx1" + sfx] <= b[2] + 0.01 and b[1] - 0.01 <= r["ly1" + sfx] <= b[3] + 0.01
+
+
+def test_the_placer_fails_loudly_where_no_place_obeys_the_rule():
+    # a label wider than the plot has no place inside it: one line naming it, not a label drawn
+    # over the axis
+    with pytest.raises(InputError, match="no place for the label 'a label far too wide for this plot'"):
+        place_labels([50.0], [50.0], ["a label far too wide for this plot"], 100, 100)
+    # three points on top of one another, each labelled: no leader may cross another, none may be long
+    with pytest.raises(InputError, match="no place for the label"):
+        place_labels([50.0 + k for k in range(12)], [50.0] * 12, [f"model {k}" for k in range(12)], 100, 100)
 
 
 def test_the_check_fails_for_labels_that_cross():

@@ -20,7 +20,7 @@ from dwlib import fmt
 from dwlib.core.bounds import (C2_FACTOR, LOG3_2, corollary1_width, depth_threshold, regime,
                                separation_rank_bounds)
 from dwlib.errors import InputError
-from dwlib.viz.layout import band, label_rows, leader_rules, text_offsets
+from dwlib.viz.layout import band, label_rows, leader_rules, narrow_plot, text_offsets
 from dwlib.viz.render import short_label, slider, text_width
 from dwlib.viz.widgets import explorer, int_slider, log_slider
 
@@ -37,6 +37,15 @@ def width_ticks(lo: float, hi: float) -> list[int]:
     decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
     steps = (1,) if math.log10(hi / lo) >= 3 else (1, 3)
     return [m * 10 ** k for k in decades for m in steps if lo <= m * 10 ** k <= hi]
+
+
+#: the slider's note on the regime map: font size, and its offsets (px) from the marker
+NOTE_FONT, NOTE_DX, NOTE_DY = 12, 8, 6
+
+
+def _note_lines(width: float) -> list[str]:
+    """The slider's note at ``width``, line by line (as the chart's expression writes it)."""
+    return [f"d_x = {width:,.0f}:", f"L_th = {depth_threshold(width):.2f}"]
 
 
 def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
@@ -106,15 +115,20 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
         region = (fraction(lo * 1.3), 0.0, y_px(upper_depth), text_width(max(rows, key=len), region_font),
                   y_px(upper_depth) + (region_font + 2) * len(rows))
         w0 = 10.0 ** start
-        note_w = text_width(f"d_x = {w0:,.0f}: L_th = {depth_threshold(w0):.2f}", 12) * 1.1  # bold
-        note_y = y_px(float(depth_threshold(w0))) + 12
-        note_x = (-8 - note_w, -8) if start > (np.log10(lo) + np.log10(hi)) / 2 else (8, 8 + note_w)
-        note = (fraction(w0), note_x[0], note_y - 8, note_x[1], note_y + 8)
-        marker_box = (fraction(w0), -7, note_y - 19, 7, note_y - 5)
+        note_w = max(text_width(t, NOTE_FONT) for t in _note_lines(w0)) * 1.1  # bold
+        th_y = y_px(float(depth_threshold(w0)))
+        note_x = (-NOTE_DX - note_w, -NOTE_DX) if start > (np.log10(lo) + np.log10(hi)) / 2 else (NOTE_DX, NOTE_DX + note_w)
+        note = (fraction(w0), note_x[0], th_y + NOTE_DY, note_x[1], th_y + NOTE_DY + 2 * (NOTE_FONT + 2) + 2)
+        marker_box = (fraction(w0), -7, th_y - 7, 7, th_y + 7)
         threshold = [(fraction(w), y_px(t)) for w, t in zip(widths, curve["threshold"])]
-        dashed = [(fraction(w0), y_px(depth_range[0])), (fraction(w0), note_y - 12)]
+        dashed = [(fraction(w0), y_px(depth_range[0])), (fraction(w0), th_y)]
+        # the plot a 320 px phone draws: the column less the depth axis ("100" its widest label)
+        # and what the width axis's last label reaches past the plot's end
+        ticks = width_ticks(lo, hi)
+        meta = narrow_plot([f"{10 ** math.floor(math.log10(depth_range[1])):,}"],
+                           (fraction(ticks[-1]), f"{ticks[-1]:,}"))
         rows = label_rows(fx, py, texts, height_px, 10, width_px, obstacles=[region, note, marker_box],
-                          curves=[threshold, dashed])
+                          curves=[threshold, dashed], narrowest=meta["narrow_plot"])
         pts = pd.DataFrame([{"name": " / ".join(shapes[k]), "depth": k[0], "width": k[1], **row}
                             for k, row in zip(keys, rows)])
         tips = ["name:N", "depth:Q", alt.Tooltip("width:Q", format=",")]
@@ -127,7 +141,7 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     marker = (alt.Chart(pd.DataFrame({"i": [0]}))
               .transform_calculate(width=f"pow(10, {log_w.name})")
               .transform_calculate(threshold="log(datum.width) / log(3)")
-              .transform_calculate(text="'d_x = ' + format(datum.width, ',.0f') + ': L_th = '"
+              .transform_calculate(text="'d_x = ' + format(datum.width, ',.0f') + ':\\nL_th = '"
                                         " + format(datum.threshold, '.2f')"))
     # the marker's dashed line runs from the bottom up to its threshold only, below the models'
     # labels (every published model stands above the threshold)
@@ -135,13 +149,15 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
         color="#555", strokeDash=[4, 3]).encode(x=x, y=alt.Y("floor:Q", scale=yscale), y2="threshold:Q")
     dot = marker.mark_point(size=120, color="#ff7f0e", filled=True).encode(
         x=x, y=alt.Y("threshold:Q", scale=yscale))
-    # The note stays inside the plot: right of the marker in the left half, left of it in the
-    # right half.
-    note = marker.mark_text(align=alt.expr(f"{right} ? 'right' : 'left'"), dx=alt.expr(f"{right} ? -8 : 8"),
-                            dy=12, fontSize=12, fontWeight="bold", color="#ff7f0e").encode(
+    # The note stays inside the plot, in two short lines: right of the marker in the left half,
+    # left of it in the right half.
+    note = marker.mark_text(align=alt.expr(f"{right} ? 'right' : 'left'"),
+                            dx=alt.expr(f"{right} ? {-NOTE_DX} : {NOTE_DX}"), dy=NOTE_DY, baseline="top",
+                            lineBreak="\n", fontSize=NOTE_FONT, fontWeight="bold", color="#ff7f0e").encode(
         x=x, y=alt.Y("threshold:Q", scale=yscale), text="text:N")
     layers += [rule, dot, note]
-    return alt.layer(*layers).add_params(log_w).properties(width=width_px, height=height_px)
+    chart = alt.layer(*layers).add_params(log_w).properties(width=width_px, height=height_px)
+    return chart.properties(usermeta=meta) if models else chart
 
 
 # ---------------------------------------------------------------------------------------------

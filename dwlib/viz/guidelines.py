@@ -24,7 +24,7 @@ from dwlib.core.fit import (AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE, DEF
                             positive_number, practical_shape, require_one_head, verdict)
 from dwlib.errors import InputError, require
 from dwlib.experiments.catalogue import load_models
-from dwlib.viz.layout import band, label_rows, leader_rules, text_offsets
+from dwlib.viz.layout import band, label_rows, leader_rules, narrow_plot, text_offsets
 from dwlib.viz.render import short_label, slider
 from dwlib.viz.widgets import explorer, log_slider
 
@@ -71,12 +71,24 @@ def _shape_groups(models, fit: Fit, rel_tol: float, abs_tol: float) -> list[dict
              "source": ", ".join(g["sources"])} for g in groups.values()]
 
 
+def _budget_ticks(lo: float, hi: float) -> list[float]:
+    return [10.0 ** k for k in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1)]
+
+
+def _budget_tick_label(value: float) -> str:
+    """A budget tick's label as the axis writes it (:data:`_BUDGET_LABEL`): 1M, 10B, 1T."""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if value >= scale:
+            return f"{value / scale:g}{suffix}"
+    return f"{value:g}"
+
+
 def _budget_x(lo: float, hi: float) -> alt.X:
-    """The log-scale budget axis of the charts: ticks at powers of ten, labelled 1M, 1B, 1T."""
-    ticks = [10.0 ** k for k in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1)]
+    """The log-scale budget axis of the charts: ticks at powers of ten, labelled 1M, 1B, 1T; its
+    title in two lines, each narrower than a phone's plot."""
     return alt.X("budget:Q", scale=alt.Scale(type="log", domain=[lo, hi]),
-                 title="non-embedding budget N = 12 L d² (parameters)",
-                 axis=alt.Axis(values=ticks, labelExpr=_BUDGET_LABEL))
+                 title=["non-embedding budget", "N = 12 L d² (parameters)"],
+                 axis=alt.Axis(values=_budget_ticks(lo, hi), labelExpr=_BUDGET_LABEL))
 
 
 def _curve_frame(budget_range, points: int, fit: Fit, rel_tol: float = DEFAULT_REL_TOL,
@@ -125,8 +137,12 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     # drawn at (dwlib.viz.layout), tied to its point by a leader line where it is set apart
     cfx = [(math.log10(b) - lx0) / (lx1 - lx0) for b in curve["budget"]]
     cpy = [(1 - d / ytop) * height for d in curve["depth"]]
+    # from the plot a 320 px phone draws (dwlib.viz.layout.narrow_plot): the column less the depth
+    # axis (its widest label, the top of its domain) and what the last budget label reaches past
+    last = _budget_ticks(lo, hi)[-1]
+    meta = narrow_plot([f"{ytop}"], ((math.log10(last) - lx0) / (lx1 - lx0), _budget_tick_label(last)))
     placed = dict(zip(shown, label_rows([fx[i] for i in shown], [py[i] for i in shown], texts, height, 9,
-                                        width, curves=[list(zip(cfx, cpy))])))
+                                        width, curves=[list(zip(cfx, cpy))], narrowest=meta["narrow_plot"])))
     blank = {k: ("" if k == "label" else v) for k, v in next(iter(placed.values())).items()}
     blank.update({k: False for k in blank if k.startswith("leader")})
     pts = pd.DataFrame([dict(p, **placed.get(i, blank), size=fmt.count(p["budget"]))
@@ -167,8 +183,8 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     # a thin line from a point to its label where the label is set apart
     leaders = leader_rules(pts, x, alt.Y("depth:Q", scale=yscale))
     return (alt.layer(near, line, leaders, under, dots, labels)
-            .properties(width=width, height=height,
-                        title=alt.Title("Real models against the fit's optimal depth",
+            .properties(width=width, height=height, usermeta=meta,
+                        title=alt.Title(["Real models against", "the fit's optimal depth"],
                                         subtitle="band: near optimal", anchor="start")))
 
 

@@ -7,7 +7,8 @@ in the book on a phone (book/assets/dwcharts.js narrows it to the column, down t
 - Point labels are placed in pixels (:func:`label_rows`, with
   :func:`dwlib.viz.render.place_labels`), once for a phone's plots and once for wider ones,
   and drawn at those pixel offsets from their points (:func:`text_offsets`), a label set
-  apart from its point tied to it by a leader line (:func:`leader_rules`). Widening the plot
+  apart from its point tied to it by a short leader line (:func:`leader_rules`) that crosses no
+  other. The narrowest plot is the one the book draws on a 320 px phone (:func:`narrow_plot`). Widening the plot
   moves the points apart horizontally and leaves the offsets alone, so each placement is
   judged at every width of its range (:func:`plot_widths`): at each, every label's nearest
   point is its own, and no label meets another, a point or a curve (tests/test_viz_layout.py
@@ -23,17 +24,48 @@ import math
 
 import altair as alt
 
-from dwlib.viz.render import leader_offsets, place_labels
+from dwlib.viz.render import leader_offsets, place_labels, text_width
 
-#: the plot width (pixels) labels are placed at: a chart narrowed to the column of a phone
-#: 320 px wide (the narrowest the book's browser tests open a page at: about 165 px of plot).
+#: the plot width (pixels) labels are placed at by default (:func:`narrow_offsets`); a chart of
+#: the book places them from the plot a 320 px phone draws it at (:func:`narrow_plot`)
 NARROW_WIDTH = 165
+
+#: the column a chart is drawn in on the narrowest phone the book is read on: a 320 px screen
+#: less the theme's margins (24 px each side: the chart container's content box, measured in
+#: Chromium; the browser tests open every page at that width)
+PHONE_COLUMN = 272
+# Vega-Lite's default layout of a chart with a left y axis: padding each side; the axis's tick,
+# the gap to its labels (10 px font), the gap to its title (11 px font, turned upright)
+_PAD, _TICK, _LABEL_GAP, _TITLE_GAP, _LABEL_FONT, _TITLE_FONT = 5, 5, 2, 4, 10, 11
 
 
 #: the widest plot (px) of a phone's column (a 390 px screen draws a 291 px plot): labels are
 #: placed once for the plots of a phone (from :data:`NARROW_WIDTH`) and once for wider ones
 #: (up to the chart's own width), and drawn by the plot's width (:func:`text_offsets`)
 PHONE_PLOT = 300
+
+
+def narrow_plot(y_labels, last_x_label: tuple[float, str] | None = None,
+                column: int = PHONE_COLUMN) -> dict:
+    """The plot width (px) the book draws a chart at in a phone's ``column``, as the chart's
+    ``usermeta`` states it: ``narrow_plot``, with what it follows from (``y_labels``,
+    ``x_overhang``). The renderer (book/assets/dwcharts.js) narrows the plot until the drawing
+    fits the column, so the plot is the column less the chart's padding, its y axis (tick, the
+    widest of its labels ``y_labels``, its title) and the part of its x axis's last label
+    ``last_x_label`` ((fraction of the plot, text)) that reaches past the plot's right end (none
+    for a label at the end, which Vega draws flush). It holds for a chart whose other texts
+    (its title, its axis titles, its notes) are no wider than that plot: the chart's tests
+    check it."""
+    fixed = column - _PAD - (_TICK + _LABEL_GAP + max(text_width(t, _LABEL_FONT) for t in y_labels)
+                             + _TITLE_GAP + _TITLE_FONT) - _PAD
+    plot, over = fixed, 0.0
+    if last_x_label is not None:
+        f, text = last_x_label
+        half = text_width(text, _LABEL_FONT) / 2
+        if (1 - f) * fixed > 1 and half > (1 - f) * fixed:  # it reaches past the end: f * plot + half = fixed
+            plot = (fixed - half) / f
+            over = half - (1 - f) * plot
+    return {"narrow_plot": math.floor(plot), "y_labels": list(y_labels), "x_overhang": round(over, 3)}
 
 
 def plot_widths(lo: int, hi: int, step: float = 1.15) -> list[int]:
@@ -61,15 +93,16 @@ def narrow_offsets(fractions, ys, texts, height: int, font_size: float, obstacle
 
 
 def label_rows(fractions, ys, texts, height: int, font_size: float, widest: int, obstacles=(),
-               curves=()) -> list[dict]:
-    """Per point, its label placed for a phone's plots (:data:`NARROW_WIDTH` to
-    :data:`PHONE_PLOT`) and for wider ones (to ``widest``, the chart's width), with
+               curves=(), narrowest: int = NARROW_WIDTH) -> list[dict]:
+    """Per point, its label placed for a phone's plots (``narrowest``, the plot a 320 px phone
+    draws (:func:`narrow_plot`), to :data:`PHONE_PLOT`) and for wider ones (to
+    ``widest``, the chart's width), with
     :func:`narrow_offsets` (the arguments are its): the text ``label``, and per placement
     ``align``, ``dx``, ``dy`` and, for a label set apart from its point, ``leader`` true and its
     line's offsets ``lx0``, ``ly0``, ``lx1``, ``ly1`` from the point; the phone's fields end in
     ``_phone``. Drawn by :func:`text_offsets` and :func:`leader_rules`."""
     args = (fractions, ys, texts, height, font_size, obstacles, curves)
-    phone = narrow_offsets(*args, lo=NARROW_WIDTH, hi=min(PHONE_PLOT, widest))
+    phone = narrow_offsets(*args, lo=narrowest, hi=min(PHONE_PLOT, widest))
     wide = narrow_offsets(*args, lo=PHONE_PLOT, hi=widest) if widest > PHONE_PLOT else phone
     rows = []
     for text, *places in zip(texts, wide, phone):

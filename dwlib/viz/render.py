@@ -34,6 +34,7 @@ import numpy as np
 
 from dwlib import fmt
 from dwlib.env import on_colab
+from dwlib.errors import InputError
 
 RENDERER = "dwbook"
 MIMETYPE = "application/vnd.vegalite.v5+json"
@@ -152,6 +153,19 @@ LEADER_FROM = 10.0
 DOT_RADIUS = 5.0
 #: the gap (px) between a point and a label beside it
 GAP = 6.0
+#: the longest leader line (px): about a quarter of the plot a phone draws (221 px at 320 px) and
+#: four lines of label text; a longer line crosses the ground of other points, and a reader has
+#: to trace it to know whose label it is rather than see it at a glance
+LEADER_MAX = 40.0
+#: the clearance (px) between a label's box and the plot's edges (its axes among them)
+EDGE = 2.0
+#: the most steps the exhaustive search for a placement takes (where the greedy one leaves the
+#: rule broken) before a label is declared unplaceable
+SEARCH_STEPS = 200_000
+
+
+class PlacementError(InputError):
+    """No place for a label obeys the rule of :func:`place_labels`: one line naming the label."""
 
 
 def text_width(text: str, font_size: float) -> float:
@@ -226,7 +240,66 @@ def _candidates(font_size: float) -> list:
     for k in range(8):
         dy = h / 2 + DOT_RADIUS + 1 + k * h
         out += [("center", 0.0, -dy), ("center", 0.0, dy)]
+    # above or below it, the label starting or ending at the point, or shifted along
+    for k in range(8):
+        dy = h / 2 + DOT_RADIUS + 1 + k * h / 2
+        for shift in (0.0, 12.0, -12.0, -24.0, -36.0):
+            out += [("left", shift, -dy), ("right", -shift, -dy), ("left", shift, dy), ("right", -shift, dy)]
     return out
+
+
+def leader_length(line) -> float:
+    """The length (px) of a leader line (x0, y0, x1, y1); 0 for none."""
+    return 0.0 if line is None else math.hypot(line[2] - line[0], line[3] - line[1])
+
+
+def _crossings(a, b):
+    """Which segments of ``a`` (A, 4) cross which of ``b`` (B, 4): (A, B) booleans (each
+    segment's ends strictly on either side of the other's line)."""
+    a, b = np.asarray(a, float).reshape(-1, 4), np.asarray(b, float).reshape(-1, 4)
+
+    def side(p, q, r):  # the sign of the turn p -> q -> r, broadcast (A, B)
+        return np.sign((q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0]))
+    a0, a1 = (a[:, None, 0], a[:, None, 1]), (a[:, None, 2], a[:, None, 3])
+    b0, b1 = (b[None, :, 0], b[None, :, 1]), (b[None, :, 2], b[None, :, 3])
+    return ((side(a0, a1, b0) * side(a0, a1, b1) < 0) & (side(b0, b1, a0) * side(b0, b1, a1) < 0))
+
+
+def _search(n: int, domains: list, pair: dict, budget: int = SEARCH_STEPS):
+    """A place per label (index into its candidates) such that no two placed labels meet
+    (``pair[i, j][ci, cj] == 0``), each from its ``domains`` list (in order of preference);
+    depth first, the label with the fewest places left first, the labels that can meet it
+    keeping only the places that do not; None if none exists or ``budget`` steps run out."""
+    steps = 0
+    ok = {key: m <= 0 for key, m in pair.items()}
+
+    def go(chosen: dict, left: dict):
+        nonlocal steps
+        if not left:
+            return chosen
+        i = min(left, key=lambda k: (len(left[k]), k))
+        for c in left[i]:
+            steps += 1
+            if steps > budget:
+                return None
+            rest = {}
+            for j, places in left.items():
+                if j == i:
+                    continue
+                if (i, j) in ok:
+                    places = [d for d in places if ok[i, j][c, d]]
+                    if not places:
+                        break
+                rest[j] = places
+            else:
+                got = go({**chosen, i: c}, rest)
+                if got is not None:
+                    return got
+        return None
+
+    if any(not d for d in domains):
+        return None
+    return go({}, {i: list(d) for i, d in enumerate(domains)})
 
 
 def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0, obstacles=(), *,
@@ -246,12 +319,13 @@ def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0,
     labels.
 
     Among the places that obey it, the nearest its point wins (one needing a leader line counts
-    :data:`LEADER_FROM` further); a leader line (:func:`leader_offsets`) must itself cross no
-    other label or point. The most constrained labels are placed
-    first, then each label is placed again while that lowers the rule's violations; where no
-    place obeys the rule, the one that breaks it least is taken (the book's tests show that
-    none does in its charts). Returns (align, dx, dy) per point, offsets in pixels from the
-    point to the label's anchor. Deterministic, so the chart's spec is the same on every run.
+    :data:`LEADER_FROM` further); a leader line (:func:`leader_offsets`) is at most
+    :data:`LEADER_MAX` long and crosses no other label, point or leader line; a label's box
+    keeps :data:`EDGE` pixels from the plot's edges (its axes). The most constrained labels are
+    placed first, then each label is placed again while that lowers the rule's violations.
+    Where no place obeys the rule, nothing ambiguous is drawn: :class:`PlacementError` names
+    the label. Returns (align, dx, dy) per point, offsets in pixels from the point to the
+    label's anchor. Deterministic, so the chart's spec is the same on every run.
     """
     n = len(xs)
     texts = [str(t) for t in texts]
@@ -272,6 +346,7 @@ def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0,
             ln = leader_offsets(t, cand, font_size)
             if ln is not None:
                 lead[i, c], has[i, c] = ln, True
+    too_long = np.hypot(lead[:, :, 2] - lead[:, :, 0], lead[:, :, 3] - lead[:, :, 1]) > LEADER_MAX
     own = _box_point_distance(rel.transpose(2, 0, 1), 0.0, 0.0)  # (n, C)
     near = own + LEADER_FROM * has
 
@@ -279,6 +354,7 @@ def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0,
         return b + np.array([-d, -d, d, d])
 
     static = np.zeros((n, C))
+    parts: dict = {}  # the rule's clauses that a place breaks, per label and place
     absbox = np.zeros((len(scales), n, C, 4))
     abslead = np.zeros((len(scales), n, C, 4))
     for s, k in enumerate(scales):
@@ -288,8 +364,8 @@ def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0,
         abslead[s] = lead + shift[:, None, :]
         for i in range(n):
             b = absbox[s, i]
-            out = (np.maximum(0, -b[:, 0]) + np.maximum(0, b[:, 2] - width * k)
-                   + np.maximum(0, -b[:, 1]) + np.maximum(0, b[:, 3] - height))
+            out = (np.maximum(0, EDGE - b[:, 0]) + np.maximum(0, b[:, 2] - (width * k - EDGE))
+                   + np.maximum(0, EDGE - b[:, 1]) + np.maximum(0, b[:, 3] - (height - EDGE)))
             others = np.arange(n) != i
             dist = _box_point_distance(b.T[:, :, None], px[others][None, :], fy[others][None, :])  # (C, n-1)
             # a label tied by a leader keeps other points as far as one at LEADER_FROM would
@@ -297,18 +373,41 @@ def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0,
             apart = np.hypot(px[others] - px[i], fy[others] - fy[i]) >= DOT_RADIUS
             owned = (np.maximum(0, margin * np.minimum(own[i], LEADER_FROM)[:, None] - dist)
                      * apart).sum(axis=1)
-            over_dot = np.maximum(0, DOT_RADIUS + 1 - dist).sum(axis=1)
-            cost = 10 * (out + owned + over_dot)
+            over_dot = (np.maximum(0, DOT_RADIUS + 1 - dist) * apart).sum(axis=1)
+            part = {"leaves the plot or touches its axes": 10 * out,
+                    "lies as near another point as its own": 10 * owned,
+                    "covers another point": 10 * over_dot}
             if len(obst):
                 ob = np.column_stack([obst[:, 0] * k + obst[:, 1], obst[:, 2],
                                       obst[:, 0] * k + obst[:, 3], obst[:, 4]])
-                cost += _overlaps(grown(b), ob).sum(axis=1)
+                part["covers the chart's other text"] = _overlaps(grown(b), ob).sum(axis=1)
             if len(seg):
-                cost += 50 * _hits(seg * [k, 1, k, 1], grown(b)).sum(axis=0)
-            dots = np.column_stack([px[others] - DOT_RADIUS, fy[others] - DOT_RADIUS,
-                                    px[others] + DOT_RADIUS, fy[others] + DOT_RADIUS])
-            cost += 20 * np.where(has[i], _hits(abslead[s, i], dots).sum(axis=1), 0)
-            static[i] += cost
+                part["touches a curve"] = 50 * _hits(seg * [k, 1, k, 1], grown(b)).sum(axis=0)
+            far = others & (np.hypot(px - px[i], fy - fy[i]) >= DOT_RADIUS)  # marks of their own
+            dots = np.column_stack([px[far] - DOT_RADIUS, fy[far] - DOT_RADIUS,
+                                    px[far] + DOT_RADIUS, fy[far] + DOT_RADIUS])
+            part["has a leader line across another point"] = 20 * np.where(
+                has[i], _hits(abslead[s, i], dots).sum(axis=1), 0)
+            for name, cost in part.items():
+                parts.setdefault(name, np.zeros((n, C)))[i] += cost
+                static[i] += cost
+    parts[f"needs a leader line over {LEADER_MAX:g} px"] = 1000.0 * too_long
+    static += 1000.0 * too_long
+
+    def fail(i, c, chosen=None):
+        why = [name for name, cost in parts.items() if cost[i, c] > 1e-9] + [
+            f"meets the label '{texts[j]}' or its leader line" for j in range(n)
+            if chosen is not None and (i, j) in pair and pair[i, j][c, chosen[j]] > 0]
+        return PlacementError(
+            f"no place for the label '{texts[i]}' obeys the rule at plot widths "
+            f"{width}-{round(width * max(scales))} px: at its best place it {' and '.join(why)}")
+
+    # only the places that obey the rule on their own are weighed against the other labels
+    allowed = static <= 1e-9
+    for i in range(n):
+        if not allowed[i].any():
+            raise fail(i, int(np.argmin(static[i])))
+    static = np.where(allowed, static, static + 1e6)
 
     # pairs of labels that can meet: their costs over every width, (C, C) per pair
     reach_x = rel[:, :, [0, 2]].__abs__().max(axis=(1, 2)) + 2
@@ -319,12 +418,21 @@ def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0,
             if (abs(fx[i] - fx[j]) * min(scales) > reach_x[i] + reach_x[j] + 1
                     or abs(fy[i] - fy[j]) > reach_y[i] + reach_y[j] + 1):
                 continue
-            m = np.zeros((C, C))
+            ai, aj = np.flatnonzero(allowed[i]), np.flatnonzero(allowed[j])
+            sub = np.zeros((len(ai), len(aj)))
+            hi, hj = has[i, ai], has[j, aj]
             for s in range(len(scales)):
-                bi, bj = absbox[s, i], absbox[s, j]
-                m += _overlaps(grown(bi), bj)
-                m += 20 * (_hits(abslead[s, i], bj) & has[i][:, None])
-                m += 20 * (_hits(abslead[s, j], bi) & has[j][:, None]).T
+                bi, bj = absbox[s, i, ai], absbox[s, j, aj]
+                li, lj = abslead[s, i, ai], abslead[s, j, aj]
+                sub += _overlaps(grown(bi), bj)
+                if hi.any():
+                    sub[hi] += 20 * _hits(li[hi], bj)
+                if hj.any():
+                    sub[:, hj] += 20 * _hits(lj[hj], bi).T
+                if hi.any() and hj.any():
+                    sub[np.ix_(hi, hj)] += 20 * _crossings(li[hi], lj[hj])
+            m = np.zeros((C, C))
+            m[np.ix_(ai, aj)] = sub
             pair[i, j], pair[j, i] = m, m.T
 
     def costs(i, chosen):
@@ -392,4 +500,17 @@ def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0,
               sorted(range(n), key=lambda i: (-fy[i], i))]
     current, chosen = min((solve(o) for o in orders), key=lambda r: r[0])
     chosen = improve(chosen, current)
+    if score(chosen)[0] > 0:
+        # where that leaves the rule broken: a search through the places that obey it on their
+        # own, the label with fewest left first, each place tried nearest first, dropping from
+        # the other labels' the places that meet it (the first whole placement found is then
+        # improved, as above)
+        found = _search(n, [[int(c) for c in np.argsort(near[i], kind="stable") if static[i, c] <= 1e-9]
+                            for i in range(n)], pair)
+        if found is not None:
+            chosen = improve(found, score(found))
+    broken = [i for i in range(n) if costs(i, chosen)[chosen[i]] > 0]
+    if broken:
+        i = max(broken, key=lambda i: (costs(i, chosen)[chosen[i]], -i))
+        raise fail(i, chosen[i], chosen)
     return [cands[chosen[i]] for i in range(n)]
