@@ -51,6 +51,17 @@ def test_diagram_sorts_the_parts_as_the_paper_does():
         assert kind_of(word) == {"set aside"}, word
 
 
+def test_the_embedding_is_set_aside_under_the_footnotes_condition():
+    """The paper's footnote sets the embedding aside only for realistic vocabulary sizes (a
+    low-rank embedding caps the rank, as the vocabulary chapter shows): the box says so, and
+    no box claims that it never affects the bounds."""
+    embedding = [b for b in diagrams.architecture_boxes() if "embedding" in b["lines"][0]]
+    assert len(embedding) == 1
+    said = " ".join(embedding[0]["lines"])
+    assert "realistic vocabulary" in said and "vocabulary bottleneck" in said, said
+    assert not any("no effect on the bounds" in line for b in diagrams.architecture_boxes() for line in b["lines"])
+
+
 def test_diagram_fits_a_phone_and_every_label_its_box():
     assert diagrams.architecture_diagram().to_dict()["width"] <= PHONE_ROOM
     for line in diagrams.SUBTITLE:  # Vega's subtitle font is 10 px; checked at 11 for room

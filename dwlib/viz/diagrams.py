@@ -78,23 +78,23 @@ def architecture_boxes() -> list[dict]:
     W = DIAGRAM_WIDTH
     q, k, v = (14, 86), (91, 163), (168, 240)  # the query, key and value columns
     return [
-        _box(0, W, 0, 30, "set aside", "input embedding and positions",
-             "set aside: no effect on the bounds"),
-        _box(0, W, 40, 420, "frame", "layer l = 1, ..., L"),
-        _box(20, W - 20, 58, 80, "kept", "inputs x_i and x_j, j = 1, ..., N"),
-        _box(6, W - 6, 90, 276, "frame", "heads h = 1, ..., H"),
-        _box(q[0], q[1], 104, 146, "kept", "query", "W_Q x_i"),
-        _box(k[0], k[1], 104, 146, "kept", "key", "W_K x_j"),
-        _box(v[0], v[1], 104, 146, "kept", "value", "W_V x_j"),
-        _box(q[0], k[1], 158, 180, "kept", "score = query \u00b7 key"),
-        _box(q[0], k[1], 192, 220, "removed", "softmax SM_j, scale 1/\u221ad_a", "removed"),
-        _box(q[0], v[1], 232, 254, "kept", "score \u00d7 W_O value"),
-        _box(14, W - 14, 286, 308, "kept", "\u03a3 over positions j and heads h: y_i"),
-        _box(14, W - 14, 320, 348, "set aside", "residual: + x_i", "set aside: in the appendix"),
-        _box(14, W - 14, 360, 410, "removed", "LayerNorm, feed-forward W_FF1,",
+        _box(0, W, 0, 44, "set aside", "input embedding and positions",
+             "set aside: no effect for realistic vocabulary", "sizes (see The vocabulary bottleneck)"),
+        _box(0, W, 54, 434, "frame", "layer l = 1, ..., L"),
+        _box(20, W - 20, 72, 94, "kept", "inputs x_i and x_j, j = 1, ..., N"),
+        _box(6, W - 6, 104, 290, "frame", "heads h = 1, ..., H"),
+        _box(q[0], q[1], 118, 160, "kept", "query", "W_Q x_i"),
+        _box(k[0], k[1], 118, 160, "kept", "key", "W_K x_j"),
+        _box(v[0], v[1], 118, 160, "kept", "value", "W_V x_j"),
+        _box(q[0], k[1], 172, 194, "kept", "score = query \u00b7 key"),
+        _box(q[0], k[1], 206, 234, "removed", "softmax SM_j, scale 1/\u221ad_a", "removed"),
+        _box(q[0], v[1], 246, 268, "kept", "score \u00d7 W_O value"),
+        _box(14, W - 14, 300, 322, "kept", "\u03a3 over positions j and heads h: y_i"),
+        _box(14, W - 14, 334, 362, "set aside", "residual: + x_i", "set aside: in the appendix"),
+        _box(14, W - 14, 374, 424, "removed", "LayerNorm, feed-forward W_FF1,",
              "ReLU, W_FF2, LayerNorm",
              "removed (linear maps fold into W_O)"),
-        _box(20, W - 20, 432, 456, "kept", "output of layer L at i, eq. (4)"),
+        _box(20, W - 20, 446, 470, "kept", "output of layer L at i, eq. (4)"),
     ]
 
 
@@ -104,14 +104,14 @@ def architecture_arrows() -> list[dict]:
     l's output is layer l + 1's input, and layer L's is the network's output."""
     mid = DIAGRAM_WIDTH / 2
     return [
-        {"x": mid, "y0": 30, "y1": 58},
-        {"x": 50, "y0": 80, "y1": 104}, {"x": 127, "y0": 80, "y1": 104}, {"x": 204, "y0": 80, "y1": 104},
-        {"x": 50, "y0": 146, "y1": 158}, {"x": 127, "y0": 146, "y1": 158},
-        {"x": 88, "y0": 180, "y1": 192}, {"x": 88, "y0": 220, "y1": 232},
-        {"x": 204, "y0": 146, "y1": 232},
-        {"x": mid, "y0": 254, "y1": 286},
-        {"x": mid, "y0": 308, "y1": 320}, {"x": mid, "y0": 348, "y1": 360},
-        {"x": mid, "y0": 410, "y1": 432},
+        {"x": mid, "y0": 44, "y1": 72},
+        {"x": 50, "y0": 94, "y1": 118}, {"x": 127, "y0": 94, "y1": 118}, {"x": 204, "y0": 94, "y1": 118},
+        {"x": 50, "y0": 160, "y1": 172}, {"x": 127, "y0": 160, "y1": 172},
+        {"x": 88, "y0": 194, "y1": 206}, {"x": 88, "y0": 234, "y1": 246},
+        {"x": 204, "y0": 160, "y1": 246},
+        {"x": mid, "y0": 268, "y1": 300},
+        {"x": mid, "y0": 322, "y1": 334}, {"x": mid, "y0": 362, "y1": 374},
+        {"x": mid, "y0": 424, "y1": 446},
     ]
 
 
@@ -119,7 +119,7 @@ def _legend_rows(top: float) -> list[dict]:
     return [{"kind": kind, "y": top + 16 * i} for i, kind in enumerate(KIND_NOTES)]
 
 
-LEGEND_TOP = 474
+LEGEND_TOP = 488
 
 
 def architecture_texts() -> list[dict]:
