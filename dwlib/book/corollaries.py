@@ -52,6 +52,23 @@ READING_CHANGES = {
 }
 
 
+def corollary1_example(width: int = W, heads: int = H, depth: int = L, shallow_depth: int = 2) -> pd.DataFrame:
+    """:func:`dwlib.core.bounds.corollary1_width` for one shallow depth, as a short table a reader
+    can read: the deep network's eq.-(7) lower bound, the width the shallow network needs, the
+    widening factor w, and whether eq. (7) bounds the shallow network at that width."""
+    r = bounds.corollary1_width(width, heads, depth, shallow_depth)
+    shallow = f"depth-{shallow_depth} network"
+    rows = {
+        f"depth-{depth} network's lower bound, log3 sep": f"{r['log3_sep_target']:.2f}",
+        f"width d_s the {shallow} needs": ("any (no widening)" if r["any_width"]
+                                            else fmt.power_of_ten(r["log10_width"], 3)),
+        f"widening factor w = d_s / {width:,}": ("\N{EM DASH}" if r["any_width"] else
+                                               fmt.power_of_ten(r["log10_width"] - math.log10(width), 3)),
+        f"eq. (7) bounds the {shallow} (L_s < log3 d_s)": "yes" if r["shallow_in_theorem1"] else "no: void",
+    }
+    return pd.DataFrame({f"deep width {width:,}, {heads} heads, depth {depth}": list(rows.values())}, index=list(rows))
+
+
 def corollary1_table(width: int = W, heads: int = H, depth: int = L) -> pd.DataFrame:
     """The width :func:`dwlib.core.bounds.corollary1_width` asks of each shallower depth (from 1
     to depth - 2: one layer short of the deep network, every width already reaches the target),
