@@ -30,3 +30,11 @@ def test_the_conclusion_follows_the_counts():
     assert chapter.brown_conclusion(_numbers(35, 5, 0, 66.0, 61.0)).startswith("The single wide layer is ahead")
     assert chapter.brown_conclusion(_numbers(5, 35, 0, 58.0, 61.0)).startswith("The eight-layer network is ahead")
     assert "tie" not in chapter.brown_conclusion(_numbers(20, 20, 0, 61.0, 61.0))
+
+
+def test_every_quoted_table_says_its_numbers_are_the_surveys_unchecked():
+    brown, liu, clark = (context.quoted_table(k) for k in ("brown2022wide", "liu2020very", "clark2019heads"))
+    tables = [chapter.brown_table(brown), chapter.liu_table(liu)[0], chapter.clark_table(clark)]
+    for table in tables:
+        assert table.caption.endswith(chapter.UNCHECKED) and "survey" in table.caption
+    assert "not checked" in chapter.brown_caption(brown)

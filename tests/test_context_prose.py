@@ -43,14 +43,20 @@ def test_the_captions_conclusions_hold_for_the_stored_results():
     assert loss[2] < loss[1] / 4 and loss[1] < ind["chance_loss"]  # far below; one layer below chance
     nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
     caps = {f["name"]: f["caption"] for c in nb["cells"] if (f := c["metadata"].get("mystnb", {}).get("figure"))}
-    assert "the skip connection stops the collapse" in caps["fig-rank-collapse"]
+    # the skip connection slows the collapse to a geometric decay; it does not stop it
+    assert "into a slow geometric decay" in caps["fig-rank-collapse"]
     assert "falls far below the one-layer model's" in caps["fig-induction-loss"]
+    assert "below chance but far above the two-layer model's loss" in caps["fig-induction-loss"]
     text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     assert "machine that stored" not in text
-    # the result and its figure come first: the first markdown after the title cites the first figure
+    assert "stops the collapse" not in text + caps["fig-rank-collapse"]
+    # the result comes first, then its figure: the first markdown after the title cites the
+    # first figure, which follows it
     first_fig = next(i for i, c in enumerate(nb["cells"]) if c["metadata"].get("mystnb", {}).get("figure"))
     first_text = next(i for i, c in enumerate(nb["cells"][2:], 2) if c["cell_type"] == "markdown")
-    assert first_fig < first_text and "{figref}`fig-wide-deep`" in "".join(nb["cells"][first_text]["source"])
+    assert first_text < first_fig and "{figref}`fig-wide-deep`" in "".join(nb["cells"][first_text]["source"])
+    # the quoted tables name their primary papers and say that their numbers were not checked
+    assert "{cite}`brown2022wide,liu2020very,clark2019what`" in text and "not been checked" in text
 
 
 def test_the_check_fails_on_a_bent_grid():

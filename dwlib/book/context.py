@@ -8,6 +8,9 @@ import pandas as pd
 from dwlib.book import Table
 from dwlib.core.collapse import VARIANTS
 
+#: said under every table quoted from the survey: its numbers are the survey's copy of the original
+UNCHECKED = "The numbers are as the survey gives them; they have not been checked against the original paper."
+
 
 def brown_table(brown: pd.DataFrame) -> Table:
     """Brown et al.'s accuracies under the quoted table's caption: one row per attention type,
@@ -16,12 +19,12 @@ def brown_table(brown: pd.DataFrame) -> Table:
     cells = brown.assign(both=[f"{d:.1f} / {w:.1f}" for d, w in zip(brown["deep"], brown["wide"])])
     table = cells.pivot(index="attention", columns="task", values="both").reindex(
         index=brown["attention"].unique(), columns=brown["task"].unique())
-    return Table(table, f"{brown.attrs['caption']} Each cell: deep / wide.")
+    return Table(table, f"{brown.attrs['caption']} Each cell: deep / wide. {UNCHECKED}")
 
 
 def clark_table(clark: pd.DataFrame) -> Table:
     """Clark et al.'s heads, one row per head, under the quoted table's caption."""
-    return Table(clark.set_index("head"), clark.attrs["caption"])
+    return Table(clark.set_index("head"), f"{clark.attrs['caption']} {UNCHECKED}")
 
 
 def brown_numbers(brown: pd.DataFrame) -> dict:
@@ -36,7 +39,8 @@ def brown_numbers(brown: pd.DataFrame) -> dict:
 
 
 #: the wide-deep figure's base caption (what it encodes); :func:`brown_caption` adds what to conclude
-BROWN_CAPTION = ("Brown et al.'s test accuracies {cite}`brown2022wide`, as the survey reproduces them: each point "
+BROWN_CAPTION = ("Brown et al.'s test accuracies {cite}`brown2022wide`, as the survey reproduces them (not checked "
+                 "against their paper): each point "
                  "is one kind of attention on one task (colour and shape), at the eight-layer network's accuracy "
                  "(horizontal) and the one-layer wide network's (vertical), in percent. Points above the dashed "
                  "diagonal are those where the single wide layer scored higher.")
@@ -110,7 +114,7 @@ def liu_table(liu: pd.DataFrame):
         values[f"liu_{tag}_params_deep"] = bleu.loc[(bench, "60L-12L ADMIN"), "parameters"]
     shown = liu.astype(object).where(liu.notna(), "\N{EM DASH}")
     shown.loc[liu["BLEU"].isna(), "TER"] = "diverged"
-    return Table(shown, liu.attrs["caption"]), values
+    return Table(shown, f"{liu.attrs['caption']} {UNCHECKED}"), values
 
 
 def induction_summary(ind: dict):
