@@ -8,6 +8,9 @@
   the Vega libraries (``html_js_files`` come at priority 800) and before the charts' scripts.
 - Adds assets/dwmath.js, which draws a display formula wider than its column smaller, down to
   a limit (past it the formula scrolls sideways in its own box, from its start).
+- Adds assets/dwtables.js and assets/dwtables.css, which show each table of the text as stacked
+  blocks on a narrow screen (one block a row, each cell under its column's header), so that no
+  column lies off-screen; wider screens and paper keep the ordinary table.
 - Adds assets/dwfigures.css, the style of numbered figures. A chart becomes a figure through
   its cell's metadata (``mystnb: figure: {name, caption}``, which myst-nb wraps around the
   output); Sphinx numbers it per chapter (``numfig`` with the chapters numbered in _toc.yml).
@@ -60,4 +63,6 @@ def setup(app):
     app.add_js_file("dwmath.js", priority=900)
     app.add_css_file("dwbook.css")
     app.add_css_file("dwfigures.css")
+    app.add_js_file("dwtables.js", priority=900)
+    app.add_css_file("dwtables.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

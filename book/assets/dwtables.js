@@ -1,0 +1,145 @@
+/* Tables that a phone can read.
+ *
+ * Each table of the text (a pandas table in a cell's output, a list-table of the prose) is
+ * prepared here so that book/assets/dwtables.css can show it, on a screen narrower than about
+ * 600 px, as stacked blocks: one block a row, each cell preceded by its column's header. No
+ * column then lies off-screen and no word is broken to squeeze a column. Wider screens and paper
+ * keep the ordinary table (the stylesheet's rules apply only to narrow screens).
+ *
+ * What this script does to a table with a header row (the rows of its thead, or a first row of
+ * header cells only): it gives every cell of the other rows data-dw-label, the texts of the
+ * header cells above its column (a pandas table's several header rows, its column groups and its
+ * index names each contribute, joined by " · "), and class dw-stack to the table. A row header
+ * that spans several rows (pandas' grouped index) is copied, hidden on wide screens, into each
+ * row it spans, so that every block names its row. Tables inside charts and ipywidgets are left
+ * alone, as are tables without a header row. The table carries data-dw-stack="1" once prepared.
+ */
+(function () {
+  "use strict";
+  const SKIP = ".vega-embed, .dw-chart, .jupyter-widgets, .widget-html, .widget-box, .widget-output, "
+    + "mjx-container, pre, .highlight";
+  const SEP = " · ";
+  const LONG = 40;  // a table with a cell longer than this many characters puts labels above values
+
+  function text(el) {
+    return (el.textContent || "").replace(/\s+/g, " ").trim();
+  }
+
+  /* The table's rows as a grid: grid[r][c] is the cell that covers row r, column c (a cell
+     spanning rows or columns covers each of them). */
+  function layout(rows) {
+    const grid = rows.map(() => []);
+    rows.forEach((row, r) => {
+      let c = 0;
+      [...row.cells].forEach(cell => {
+        while (grid[r][c]) {
+          c++;
+        }
+        const rs = Math.max(1, cell.rowSpan || 1), cs = Math.max(1, cell.colSpan || 1);
+        for (let i = 0; i < rs && r + i < rows.length; i++) {
+          for (let j = 0; j < cs; j++) {
+            grid[r + i][c + j] = cell;
+          }
+        }
+        c += cs;
+      });
+    });
+    return grid;
+  }
+
+  function headerRows(table) {
+    const rows = [...table.rows].filter(r => r.closest("table") === table);
+    const inHead = rows.filter(r => r.parentElement.tagName === "THEAD");
+    if (inHead.length) {
+      return [inHead, rows.filter(r => r.parentElement.tagName !== "THEAD")];
+    }
+    const first = rows[0];
+    if (first && first.cells.length && [...first.cells].every(c => c.tagName === "TH")) {
+      first.classList.add("dw-stack-head");
+      return [[first], rows.slice(1)];
+    }
+    return [[], rows];
+  }
+
+  function prepare(table) {
+    if (table.dataset.dwStack || table.closest(SKIP)) {
+      return;
+    }
+    const [head, body] = headerRows(table);
+    if (!head.length || !body.length) {
+      return;
+    }
+    const rows = head.concat(body);
+    const grid = layout(rows);
+    const width = Math.max(...grid.map(r => r.length));
+    const labels = [];
+    for (let c = 0; c < width; c++) {
+      const parts = [];
+      head.forEach((_, r) => {
+        const cell = grid[r][c];
+        const t = cell ? text(cell) : "";
+        if (t && parts[parts.length - 1] !== t) {
+          parts.push(t);
+        }
+      });
+      labels.push(parts.join(SEP));
+    }
+    let long = false;
+    body.forEach((row, k) => {
+      const r = head.length + k;
+      let last = null;  // the last cell placed in this row, in column order
+      for (let c = 0; c < width; c++) {
+        const cell = grid[r][c];
+        if (!cell || (c > 0 && grid[r][c - 1] === cell)) {
+          continue;
+        }
+        if (cell.parentElement === row) {
+          const spanned = [];
+          for (let j = c; j < width && grid[r][j] === cell; j++) {
+            if (labels[j] && !spanned.includes(labels[j])) {
+              spanned.push(labels[j]);
+            }
+          }
+          cell.dataset.dwLabel = spanned.join(SEP);
+          if (!text(cell) && !cell.querySelector("img, svg, mjx-container")) {
+            cell.classList.add("dw-stack-empty");
+          }
+          long = long || text(cell).length > LONG;
+          last = cell;
+        } else if (cell.tagName === "TH" && (r === 0 || grid[r - 1][c] === cell)) {
+          // a row header spanning rows above: a copy names this row's block too
+          const copy = cell.cloneNode(true);
+          copy.removeAttribute("rowspan");
+          copy.removeAttribute("id");
+          copy.classList.add("dw-stack-copy");
+          copy.setAttribute("aria-hidden", "true");
+          copy.dataset.dwLabel = labels[c];
+          row.insertBefore(copy, last ? last.nextSibling : row.firstChild);
+          last = copy;
+        }
+      }
+    });
+    table.classList.add("dw-stack");
+    if (long) {
+      table.classList.add("dw-stack-long");
+    }
+    table.dataset.dwStack = "1";
+  }
+
+  function prepareAll() {
+    const article = document.querySelector("article.bd-article") || document.body;
+    article.querySelectorAll("table").forEach(t => {
+      try {
+        prepare(t);
+      } catch (err) {
+        console.error(err);
+      }
+    });
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", prepareAll);
+  } else {
+    prepareAll();
+  }
+})();
