@@ -66,7 +66,7 @@ def corollary1_example(width: int = W, heads: int = H, depth: int = L, shallow_d
                                                fmt.power_of_ten(r["log10_width"] - math.log10(width), 3)),
         f"eq. (7) bounds the {shallow} (L_s < log3 d_s)": "yes" if r["shallow_in_theorem1"] else "no: void",
     }
-    return pd.DataFrame({f"deep width {width:,}, {heads} heads, depth {depth}": list(rows.values())}, index=list(rows))
+    return pd.DataFrame({f"width {width:,}, {heads} heads": list(rows.values())}, index=list(rows))
 
 
 def corollary1_table(width: int = W, heads: int = H, depth: int = L) -> pd.DataFrame:
