@@ -72,3 +72,25 @@ def test_the_label_check_fails_on_two_works_with_one_label():
            "@misc{b2023,\n  author = {Touvron, Hugo and Martin, L. and Stone, K.},\n  title = {B},\n  year = {2023}\n}\n")
     assert duplicate_labels(two)
     assert duplicate_labels(two.replace("{2023}\n}\n@", "{2023a}\n}\n@")) == []
+
+
+#: entries for which no public address or identifier is known to the book: each says so in its note
+#: or is a classic cited by its journal; any other entry must carry a link
+NO_KNOWN_LINK = {"beylkin2002numerical", "lieber2021jurassic", "levine2020summary", "alfano2024sotu",
+                 "survey2024deep", "etessami2000until"}
+
+
+def unlinked(text: str) -> list[str]:
+    """Entries with none of url, doi, eprint or a howpublished \\url (the fields the bibliography
+    style turns into a link)."""
+    return [key for key, body in _entries(text).items()
+            if not re.search(r"^\s*(url|doi|eprint)\s*=", body, re.MULTILINE)
+            and not re.search(r"^\s*howpublished\s*=\s*\{\\url", body, re.MULTILINE)]
+
+
+def test_every_entry_links_to_its_work_unless_none_is_known():
+    text = BIB.read_text(encoding="utf-8")
+    assert sorted(unlinked(text)) == sorted(NO_KNOWN_LINK)
+    # the authors' summary is labelled for what it is
+    assert _entries(text)["levine2020summary"].count("Unpublished note") == 1
+    assert unlinked("@misc{z2020,\n  author = {A, B},\n  title = {T},\n  year = {2020}\n}\n") == ["z2020"]
