@@ -61,11 +61,11 @@ def narrow_plot(y_labels, last_x_label: tuple[float, str] | None = None,
     plot, over = fixed, 0.0
     if last_x_label is not None:
         f, text = last_x_label
-        half = text_width(text, _LABEL_FONT) / 2
+        half = (text_width(text, _LABEL_FONT) - 2) / 2  # the glyphs' half width, centred on the tick
         if (1 - f) * fixed > 1 and half > (1 - f) * fixed:  # it reaches past the end: f * plot + half = fixed
             plot = (fixed - half) / f
             over = half - (1 - f) * plot
-    return {"narrow_plot": math.floor(plot), "y_labels": list(y_labels), "x_overhang": round(over, 3)}
+    return {"narrow_plot": round(plot), "y_labels": list(y_labels), "x_overhang": round(over, 3)}
 
 
 def plot_widths(lo: int, hi: int, step: float = 1.15) -> list[int]:
