@@ -329,3 +329,32 @@ def test_the_published_sweeps_give_the_verdict_recomputed_from_their_files():
     assert n["vt_half"] == f"{(high - low) / 2:.3f}"
     assert vb.trained_claim()["agreement"] == {"supported": "agrees", "against": "differs",
                                                "undecided": "not reproduced"}[verdict]
+
+
+# --- the margin, the rates and the one-sentence reading -------------------------------------------
+
+def test_a_deciding_interval_near_zero_is_called_narrow_and_only_then():
+    wide = {"low": 0.02, "high": 0.06, "half_width": 0.02}
+    near = {"low": 0.004, "high": 0.044, "half_width": 0.02}
+    assert vb.trained_margin(wide, vt.AGAINST) == ""
+    assert "narrow margin" in vb.trained_margin(near, vt.AGAINST) and "0.004 nats" in vb.trained_margin(near, vt.AGAINST)
+    below = {"low": -0.044, "high": -0.004, "half_width": 0.02}
+    assert "narrow margin" in vb.trained_margin(below, vt.SUPPORTED)
+    assert vb.trained_margin(near, vt.UNDECIDED) == ""
+
+
+def test_the_takeaway_says_each_verdict_and_the_later_seeds_reading(readings):
+    words = {vt.SUPPORTED: "as predicted", vt.AGAINST: "goes against the prediction", vt.UNDECIDED: "neither bear out"}
+    for verdict, said in words.items():
+        text = vb.trained_takeaway(readings[verdict])
+        assert said in text and "seeds that did not choose the learning rates" in text, text
+        assert text == vb.trained_numbers(readings[verdict])["vt_takeaway"]
+
+
+def test_the_rates_note_appears_exactly_when_the_chosen_rates_differ_from_full_rank(readings):
+    for verdict, t in readings.items():
+        every = t["all"]["ranks"]
+        same = ([(g["depth"], g["lr"]) for g in every["8"]["shapes"]]
+                == [(g["depth"], g["lr"]) for g in every["full"]["shapes"]])
+        note = vb.trained_numbers(t)["vt_rates_note"]
+        assert (note == "") == same, (verdict, note)

@@ -135,7 +135,8 @@ def numbers(data: dict | None = None) -> dict:
 def claims(data: dict | None = None) -> list[dict]:
     """The chapter's rows of the claims table (:mod:`dwlib.book.claims` adds them), each verdict by
     the table's rules: a structural claim agrees when every exact measurement bearing on it does;
-    what needs data the book does not hold is not testable here."""
+    what needs data the book does not hold is not testable here; the trained comparison's row
+    takes its verdict from its declared rule (:func:`trained_claim`, on the published sweeps)."""
     data = vocab_sweep.load() if data is None else data
     n = numbers(data)
     src = "{cite}`wies2021which`"
@@ -164,6 +165,7 @@ def claims(data: dict | None = None) -> list[dict]:
          "paper": f"the abstract {src}",
          "book": f"only the arithmetic: T5-11B's attention inner dimension {n['vb_t5_inner']} is "
                  f"{n['vb_t5_ratio']} times its width {n['vb_t5_d']}", "agreement": "not testable here"},
+        trained_claim(),
     ]
 
 
@@ -290,6 +292,7 @@ def trained_numbers(reading: dict | None = None) -> dict:
     d = every["differences"][primary]
     half = d["interval"]["half_width"]
     out = {"vt_verdict": verdict, "vt_verdict_rule": rule["verdicts"][verdict],
+           "vt_rule_supported": rule["verdicts"][vt.SUPPORTED], "vt_rule_against": rule["verdicts"][vt.AGAINST],
            "vt_verdict_sentence": trained_verdict_sentence(verdict, rule, half),
            "vt_primary_r": rule["primary_rank"], "vt_half": f"{half:.3f}", "vt_level": f"{level:.0%}",
            "vt_seeds": d["interval"]["n"], "vt_seed_list": _spread(t["seeds"]),
@@ -308,11 +311,56 @@ def trained_numbers(reading: dict | None = None) -> dict:
         out[f"vt_reading_{label}"] = x["reading"]
         out[f"vt_zero_{label}"] = TRAINED_ZERO[x["reading"]]
     late = rest["differences"][primary]
+    out["vt_margin"] = trained_margin(d["interval"], verdict)
+    rates = {label: [(g["depth"], g["lr"]) for g in every["ranks"][label]["shapes"]] for label in (primary, "full")}
+    (shallow, a), (deep, b) = sorted(rates[primary])
+    (_, c), (_, e) = sorted(rates["full"])
+    out["vt_rates_note"] = ("" if rates[primary] == rates["full"] else
+                            f"At rank {primary} the {shallow}-layer network chose the rate {fmt.value(a)} and the "
+                            f"{deep}-layer one {fmt.value(b)}; at full rank, {fmt.value(c)} and {fmt.value(e)}: the "
+                            "difference carries the choice of rates as well as the rank.")
+    out["vt_takeaway"] = trained_takeaway(t)
     out |= {"vt_later_seeds": _spread(t["later_seeds"]), "vt_later_n": late["interval"]["n"],
             "vt_later_diff": _interval_text(late["interval"], level), "vt_later_verdict": rest["verdict"],
             "vt_later_same": "the same verdict" if rest["verdict"] == verdict else "a different verdict",
             "vt_caption": trained_caption(t)}
     return out
+
+
+#: an interval whose end nearest zero lies within this share of its half-width from zero decides
+#: its verdict by a narrow margin, which the text says
+NARROW = 0.25
+
+
+def trained_margin(iv: dict, verdict: str) -> str:
+    """A sentence on how near zero a deciding interval ends (empty when undecided or not narrow)."""
+    if verdict == vt.UNDECIDED:
+        return ""
+    near = iv["low"] if verdict == vt.AGAINST else -iv["high"]
+    if near >= NARROW * iv["half_width"]:
+        return ""
+    return (f"The interval's end nearest zero lies {near:.3f} nats from it, so the verdict rests on a narrow "
+            "margin.")
+
+
+def trained_takeaway(reading: dict | None = None) -> str:
+    """One sentence for the chapter's opening and its takeaway: the trained comparison's verdict, its
+    margin and the reading on the seeds that did not choose the rates."""
+    t = trained_reading() if reading is None else reading
+    rule, every, rest = t["rule"], t["all"], t["later"]
+    primary = rule["primary_rank"]
+    d = every["differences"][str(primary)]
+    said = {vt.SUPPORTED: f"an embedding of rank {primary} gave the deeper network an added advantage, as predicted",
+            vt.AGAINST: f"an embedding of rank {primary} did not give the deeper network an added advantage: the "
+                        "result goes against the prediction",
+            vt.UNDECIDED: f"the runs neither bear out nor contradict an added advantage for the deeper network at "
+                          f"embedding rank {primary}"}[every["verdict"]]
+    narrow = ", by a narrow margin" if every["verdict"] != vt.UNDECIDED and trained_margin(d["interval"], every["verdict"]) else ""
+    later = ("the same on the seeds that did not choose the learning rates" if rest["verdict"] == every["verdict"]
+             else f"{rest['verdict']} on the seeds that did not choose the learning rates")
+    shallow, deep = rule["pair"]
+    return (f"In one trained pair ({shallow} against {deep} layers, about {fmt.count(rule['target_budget'])} "
+            f"non-embedding parameters), {said}{narrow} ({later}).")
 
 
 def trained_caption(reading: dict | None = None) -> str:
@@ -330,6 +378,8 @@ def trained_caption(reading: dict | None = None) -> str:
                       f"difference at rank {primary} contains zero, so the runs neither bear out the prediction "
                       "nor contradict it.",
     }[every["verdict"]]
+    margin = trained_margin(d["interval"], every["verdict"])
+    conclude += f" {margin}" if margin else ""
     return (f"{conclude} Above: at each embedding rank, the held-out loss of the {deep}-layer network minus "
             f"that of the {shallow}-layer one, both of about {fmt.count(rule['target_budget'])} non-embedding "
             f"parameters, seed by seed: the mean over {d['interval']['n']} "
