@@ -117,7 +117,8 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
         w0 = 10.0 ** start
         note_w = max(text_width(t, NOTE_FONT) for t in _note_lines(w0)) * 1.1  # bold
         th_y = y_px(float(depth_threshold(w0)))
-        note_x = (-NOTE_DX - note_w, -NOTE_DX) if start > (np.log10(lo) + np.log10(hi)) / 2 else (NOTE_DX, NOTE_DX + note_w)
+        note_x = ((-NOTE_DX - note_w, -NOTE_DX) if start > (np.log10(lo) + np.log10(hi)) / 2
+                  else (NOTE_DX, NOTE_DX + note_w))
         note = (fraction(w0), note_x[0], th_y + NOTE_DY, note_x[1], th_y + NOTE_DY + 2 * (NOTE_FONT + 2) + 2)
         marker_box = (fraction(w0), -7, th_y - 7, 7, th_y + 7)
         threshold = [(fraction(w), y_px(t)) for w, t in zip(widths, curve["threshold"])]
