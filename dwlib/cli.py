@@ -23,6 +23,7 @@ from dwlib import env, fmt, interrupts
 from dwlib.cli_format import (print_advise_budget, print_advise_depth, print_bounds, print_corollary1,
                               print_cost, print_installed_pack, print_json, print_pack, print_plan,
                               print_verdict, seprank_lines)
+from dwlib.core import vocab
 from dwlib.core.bounds import (corollary1_width, depth_threshold, log3_to_log10, regime,
                                separation_rank_bounds)
 from dwlib.core.fit import (DEFAULT_HEAD_SIZE, DEFAULT_REL_TOL, DEPTH_SLOPE, LOG_WIDTH_INTERCEPT, Fit,
@@ -157,6 +158,9 @@ def _add_bounds(sub) -> None:
     p.add_argument("--heads", type=_integer(1), required=True,
                    help="H (< width; a note is printed unless it divides the width)")
     p.add_argument("--depth", type=_integer(1), required=True, help="L")
+    p.add_argument("--embedding-rank", type=_integer(1), default=None,
+                   help="r: tokens enter through an embedding of rank r (at most the vocabulary size); adds eq. (8)'s "
+                        "upper expression read at width r, the book's derivation (the vocabulary chapter)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=_run_bounds)
 
@@ -179,6 +183,13 @@ def _run_bounds(args) -> int:
            "log3_sep": {"lower": b["lower"], "upper": b["upper"]},
            "log10_sep": {"lower": log3_to_log10(b["lower"]), "upper": log3_to_log10(b["upper"])},
            "note": fmt.heads_note(args.width, args.heads)}
+    if args.embedding_rank is not None:
+        r = args.embedding_rank
+        require(r <= args.width, f"--embedding-rank {r} exceeds the width {args.width}: an embedding into "
+                                 f"{args.width} dimensions has rank at most {args.width}")
+        at_r = vocab.theorem2_upper_at_rank(args.depth, r)
+        out["embedding"] = {"rank": r, "threshold_at_rank": depth_threshold(r), "log3_upper_at_rank": at_r,
+                            "log3_upper": b["upper"] if at_r is None else min(at_r, b["upper"])}
     print_bounds(out, args.json)
     return 0
 

@@ -121,6 +121,14 @@ def print_bounds(out: dict, as_json: bool) -> None:
     print(f"threshold log3(width) = {out['threshold']:.4f}; regime: {out['regime']} ({eq})")
     print(f"log3 sep:  {lo:.6g} <= log3 sep <= {hi:.6g}")
     print(f"log10 sep: {out['log10_sep']['lower']:.6g} <= log10 sep <= {out['log10_sep']['upper']:.6g}")
+    if "embedding" in out:
+        e = out["embedding"]
+        print(f"embedding of rank {e['rank']}: log3 r = {e['threshold_at_rank']:.4f}; ", end="")
+        if e["log3_upper_at_rank"] is None:
+            print(f"eq. (8) read at width r needs depth > log3 r, so the upper bound stays {e['log3_upper']:.6g}")
+        else:
+            print(f"eq. (8) read at width r gives log3 sep <= {e['log3_upper_at_rank']:.6g}, "
+                  f"so log3 sep <= {e['log3_upper']:.6g} (the book's derivation)")
     if out["note"]:
         print(f"note: {out['note']}")
 

@@ -72,6 +72,9 @@ CASES = [
     (("pack", "--out", "x.dwpack", "--corpus", "nope"), "unknown corpus 'nope'"),
     (("pack", "--out", "/proc/dwlib-test.dwpack", "--corpus", "sotu"), "cannot be written"),
     (("sweep", "--cost", "--dry-run"), "--dry-run does nothing with --cost"),
+    (("bounds", "--width", "64", "--heads", "8", "--depth", "4", "--embedding-rank", "65"),
+     "--embedding-rank 65 exceeds the width 64"),
+    (("bounds", "--width", "64", "--heads", "8", "--depth", "4", "--embedding-rank", "0"), "--embedding-rank"),
 ]
 
 
@@ -133,3 +136,24 @@ def test_deleted_working_directory_is_one_line(tmp_path, refused):
                         "from dwlib import cli; sys.exit(cli.main(['train', '--steps', '2', '--depth', '1', '--width', '32']))",
                         str(gone)], capture_output=True, text=True, timeout=120)
     refused(r.returncode, r.stderr, "No such file or directory", r.stdout)
+
+
+def test_bounds_with_an_embedding_rank_reads_eq_8_at_width_r(capsys):
+    """--embedding-rank r adds eq. (8)'s upper expression read at width r (past depth log3 r) and
+    the smaller of it and the full-width bound; below depth log3 r the bound is the full width's."""
+    import json
+
+    from dwlib.core import vocab
+    from dwlib.core.bounds import separation_rank_bounds
+    for depth, width, r in [(6, 64, 2), (4, 64, 8), (1, 64, 8), (3, 512, 4)]:
+        assert cli.main(["bounds", "--width", str(width), "--heads", "8", "--depth", str(depth),
+                         "--embedding-rank", str(r), "--json"]) == 0
+        e = json.loads(capsys.readouterr().out)["embedding"]
+        full = separation_rank_bounds(depth, width, 8)["upper"]
+        at_r = vocab.theorem2_upper_at_rank(depth, r)
+        assert e["rank"] == r and e["log3_upper_at_rank"] == at_r
+        assert e["log3_upper"] == (full if at_r is None else min(full, at_r))
+        assert (at_r is None) == (depth <= e["threshold_at_rank"])
+    assert cli.main(["bounds", "--width", "64", "--heads", "8", "--depth", "6", "--embedding-rank", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "embedding of rank 2" in text and "eq. (8) read at width r gives" in text
