@@ -9,7 +9,8 @@
  * What this script does to a table with a header row (the rows of its thead, or a first row of
  * header cells only): it gives every cell of the other rows data-dw-label, the texts of the
  * header cells above its column (a pandas table's several header rows, its column groups and its
- * index names each contribute, joined by " · "), and class dw-stack to the table. A row header
+ * index names each contribute, joined by " · "), wraps the cell's contents in one box (see wrap),
+ * and gives class dw-stack to the table. A row header
  * that spans several rows (pandas' grouped index) is copied, hidden on wide screens, into each
  * row it spans, so that every block names its row. Tables inside charts and ipywidgets are left
  * alone, as are tables without a header row. The table carries data-dw-stack="1" once prepared.
@@ -45,6 +46,21 @@
       });
     });
     return grid;
+  }
+
+  /* A cell's contents in one box, div.dw-stack-value: on a narrow screen it stands beside the
+     header, so that a value of several lines does not wrap under it; elsewhere the box is not
+     drawn (display: contents) and the cell looks as before. */
+  function wrap(cell) {
+    if (cell.firstElementChild && cell.firstElementChild.classList.contains("dw-stack-value")) {
+      return;
+    }
+    const value = document.createElement("div");
+    value.className = "dw-stack-value";
+    while (cell.firstChild) {
+      value.appendChild(cell.firstChild);
+    }
+    cell.appendChild(value);
   }
 
   function headerRows(table) {
@@ -94,6 +110,7 @@
           continue;
         }
         if (cell.parentElement === row) {
+          wrap(cell);
           const spanned = [];
           for (let j = c; j < width && grid[r][j] === cell; j++) {
             if (labels[j] && !spanned.includes(labels[j])) {

@@ -11,12 +11,13 @@ chart or an ipywidget.
 - At 390 px nothing scrolls sideways (the page, the table and every box around it fit their
   column); every non-empty cell is visible and its text lies inside the column and the window; a
   cell's words break only between words (a word split across two lines is a fault; a break after
-  a hyphen or a slash is not); every cell shows its column's headers, those found at 1280 px
+  a hyphen or a slash is not) and its lines start at one left edge (none wraps under its
+  header); every cell shows its column's headers, those found at 1280 px
   (book/assets/dwtables.js writes them before the cell), and every row still shows all its row
   headers.
 
 test_table_checks_catch_a_broken_page shows the checks failing on a wide table left as it is,
-and on one whose words are broken anywhere, and passing once book/assets/dwtables.js and
+on one whose words are broken anywhere and on one whose values wrap under their headers, and passing once book/assets/dwtables.js and
 dwtables.css are on the page.
 """
 
@@ -151,6 +152,25 @@ _PHONE_JS = "() => {" + _COMMON_JS + r"""
               .some(q => q.left < b.left - 1 || q.right > b.right + 1);
             if (cut) out.push(`${where(t, cell)}: part of it is cut off by its box ${e.tagName.toLowerCase()}.${[...e.classList].join('.')}`);
           });
+        // a value of several lines keeps one left edge: none of it wraps under its header
+        // (its text's line boxes and its formulas, each line by what overlaps it vertically)
+        const boxes = [...cell.querySelectorAll('mjx-container')].map(m => m.getBoundingClientRect());
+        const texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let n = texts.nextNode(); n; n = texts.nextNode()) {
+          if (n.parentElement.closest('mjx-container') || !n.data.trim()) continue;
+          const q = document.createRange();
+          q.selectNodeContents(n);
+          boxes.push(...q.getClientRects());
+        }
+        const lines = [];
+        boxes.filter(q => q.width > 0 && q.height > 0).sort((a, b) => a.top - b.top).forEach(q => {
+          const line = lines.find(l => Math.min(l.bottom, q.bottom) - Math.max(l.top, q.top) > Math.min(l.bottom - l.top, q.height) / 2);
+          if (line) line.left = Math.min(line.left, q.left);
+          else lines.push({top: q.top, bottom: q.bottom, left: q.left});
+        });
+        const starts = lines.map(l => l.left);
+        if (starts.length > 1 && Math.max(...starts) - Math.min(...starts) > 2)
+          out.push(`${where(t, cell)}: its lines start at different places (${Math.round(Math.min(...starts))} and ${Math.round(Math.max(...starts))} px): it wraps under its header`);
         const shows = label(cell);
         if (exp.labels.length && !same(shows, exp.labels))
           out.push(`${where(t, cell)} shows ${shows.length ? `the header '${shows.join(' · ')}'` : 'no header'}, not '${exp.labels.join(' · ')}'`);
@@ -259,9 +279,21 @@ def test_table_checks_catch_a_broken_page(browser):
         page.close()
 
     page = _table_page(browser, script=True, css=".bd-article table td { word-break: break-all; }"
-                       " .bd-article table td::before { width: 80% !important; }")
+                       " .bd-article table td::before { width: 80% !important; }"
+                       " .bd-article table td .dw-stack-value { display: flow-root !important; }")
     try:
         faults = _checks(page)
         assert faults and all("broken across lines" in f for f in faults), faults
+    finally:
+        page.close()
+
+    # a value that is not a box of its own wraps under its header
+    page = _table_page(browser, script=True, css=".bd-article table td::before { width: 70% !important; }"
+                       " .bd-article table td .dw-stack-value { display: inline !important; }")
+    try:
+        faults = _checks(page)
+        assert any("wraps under its header" in f for f in faults), faults
+        # (a word too long for the strip beside the header may be broken there too)
+        assert all("wraps under its header" in f or "broken across lines" in f for f in faults), faults
     finally:
         page.close()
