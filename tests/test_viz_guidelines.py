@@ -265,3 +265,19 @@ def test_a_model_without_verdict_never_hides_one_with_a_verdict():
     shared = {(r["depth"], r["width"]) for r in rows[iu]} & {(r["depth"], r["width"]) for r in rows[iv]}
     assert shared  # the case this guards: T5-11B on BERT-large's point
     assert iu < iv and u["mark"]["size"] > v["mark"]["size"]
+
+
+def test_a_fit_that_leaves_a_label_no_room_draws_the_point_and_names_it_under_the_title():
+    """With the fit (9.0, 0.01) the curve leaves LLaMA-7B's label no place that obeys the placer's
+    rule: the chart is still drawn, every model keeps its point and tooltip, and the label left
+    off is named under the title; the book's fit leaves none off."""
+    from dwlib.core.fit import Fit
+    models = load_models()
+    spec = vg.models_chart(models, fit=Fit(9.0, 0.01)).to_dict()
+    subtitle = spec["title"]["subtitle"]
+    assert subtitle[0] == "band: near optimal" and subtitle[1].startswith("no room to label: "), subtitle
+    left_off = [subtitle[1].removeprefix("no room to label: "), *subtitle[2:]]
+    rows = [r for d in spec["datasets"].values() for r in d if "label" in r and "name" in r]
+    assert {n for r in rows for n in r["name"].split(" / ")} >= {m["name"] for m in models}
+    assert not {r["label"] for r in rows} & set(left_off)
+    assert vg.models_chart(models).to_dict()["title"]["subtitle"] == "band: near optimal"

@@ -25,7 +25,7 @@ from dwlib.core.fit import (AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE, DEF
 from dwlib.errors import InputError, require
 from dwlib.experiments.catalogue import load_models
 from dwlib.viz.layout import band, label_rows, leader_rules, narrow_plot, text_offsets
-from dwlib.viz.render import short_label, slider
+from dwlib.viz.render import PlacementError, short_label, slider
 from dwlib.viz.widgets import explorer, log_slider
 
 #: colours of the three verdicts in the book's charts (Okabe and Ito's palette, which readers
@@ -141,8 +141,19 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     # axis (its widest label, the top of its domain) and what the last budget label reaches past
     last = _budget_ticks(lo, hi)[-1]
     meta = narrow_plot([f"{ytop}"], ((math.log10(last) - lx0) / (lx1 - lx0), _budget_tick_label(last)))
-    placed = dict(zip(shown, label_rows([fx[i] for i in shown], [py[i] for i in shown], texts, height, 9,
-                                        width, curves=[list(zip(cfx, cpy))], narrowest=meta["narrow_plot"])))
+    # a label no place can hold by the rule is left off, its point kept (its tooltip names it) and
+    # its name given under the title: with another fit the curve can leave a label no room
+    unlabelled = []
+    while True:
+        try:
+            rows = label_rows([fx[i] for i in shown], [py[i] for i in shown], texts, height, 9,
+                              width, curves=[list(zip(cfx, cpy))], narrowest=meta["narrow_plot"])
+            break
+        except PlacementError as err:
+            require(err.label is not None and len(shown) > 1, str(err))
+            unlabelled.append(texts.pop(err.label))
+            shown.pop(err.label)
+    placed = dict(zip(shown, rows))
     blank = {k: ("" if k == "label" else v) for k, v in next(iter(placed.values())).items()}
     blank.update({k: False for k in blank if k.startswith("leader")})
     pts = pd.DataFrame([dict(p, **placed.get(i, blank), size=fmt.count(p["budget"]))
@@ -185,7 +196,14 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     return (alt.layer(near, line, leaders, under, dots, labels)
             .properties(width=width, height=height, usermeta=meta,
                         title=alt.Title(["Real models against", "the fit's optimal depth"],
-                                        subtitle="band: near optimal", anchor="start")))
+                                        subtitle=["band: near optimal", *_unlabelled_lines(unlabelled)] if unlabelled
+                                        else "band: near optimal",
+                                        anchor="start")))
+
+
+def _unlabelled_lines(names: list[str]) -> list[str]:
+    """The subtitle's lines naming the models left unlabelled, a name a line (a phone's width)."""
+    return [f"no room to label: {names[0]}", *names[1:]] if names else []
 
 
 def advisor_expressions(fit: Fit = AUTHORS_FIT, head_size: int = DEFAULT_HEAD_SIZE,

@@ -165,7 +165,12 @@ SEARCH_STEPS = 200_000
 
 
 class PlacementError(InputError):
-    """No place for a label obeys the rule of :func:`place_labels`: one line naming the label."""
+    """No place for a label obeys the rule of :func:`place_labels`: one line naming the label
+    (``label``: its index among the texts given)."""
+
+    def __init__(self, message: str, label: int | None = None):
+        super().__init__(message)
+        self.label = label
 
 
 def text_width(text: str, font_size: float) -> float:
@@ -400,7 +405,7 @@ def place_labels(xs, ys, texts, width: int, height: int, font_size: float = 9.0,
             if chosen is not None and (i, j) in pair and pair[i, j][c, chosen[j]] > 0]
         return PlacementError(
             f"no place for the label '{texts[i]}' obeys the rule at plot widths "
-            f"{width}-{round(width * max(scales))} px: at its best place it {' and '.join(why)}")
+            f"{width}-{round(width * max(scales))} px: at its best place it {' and '.join(why)}", i)
 
     # only the places that obey the rule on their own are weighed against the other labels
     allowed = static <= 1e-9
