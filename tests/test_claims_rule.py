@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
+from dwlib import fmt
 from dwlib.book import claims
 from dwlib.book import pairs_verdicts as pv
 
@@ -109,6 +110,14 @@ def test_the_gpu_pilots_6_vs_12_is_no_crossing_by_the_rule(readings):
     assert any(p[4] < 0 for p in pts) and pts[-1][2] > 0 and not _crosses(pts)
 
 
+def test_the_gpu_pilots_crossing_without_its_largest_budget_is_said_wherever_crossings_are_counted(readings):
+    """Without its last budget the 6 vs 12 pair crosses by the rule: the transitions row says so."""
+    pts = readings["gpu-slice"][(6, 12)]
+    if _crosses(pts[:-1]) and not _crosses(pts):
+        lo, hi = pts[-3][0], pts[-2][0]
+        assert f"would its 6 vs 12 cross, between {fmt.count(lo)} and {fmt.count(hi)}" in claims.transitions_row()["book"]
+
+
 def test_order_and_slope_need_two_crossings_in_one_sweep(readings):
     two = [name for name, r in readings.items() if sum(_crosses(p) for p in r.values()) >= 2]
     order, slope = claims.transition_order_row(), claims.fit_slope_row()
@@ -131,20 +140,45 @@ def _small(point):
     return "comparable" if (high - low) / 2 <= RULE["half_width_target"] else "not resolved"
 
 
-def test_small_sizes_row_reads_every_pairs_smallest_budget(readings):
-    row = claims.small_sizes_row()
-    firsts = [_small(pts[0]) if pts else "not resolved" for r in readings.values() for pts in r.values()]
-    support = sum(x in ("worse", "comparable") for x in firsts)
-    against = firsts.count("better")
+def _firsts(readings):
+    return [_small(pts[0]) if pts else "not resolved" for r in readings.values() for pts in r.values()]
+
+
+def test_comparable_row_follows_its_rule_from_the_stored_runs(readings):
+    """'Comparable' (the paper): a precise interval around zero supports it, a resolved side counts
+    against it; the verdict follows from the recomputed readings."""
+    firsts = _firsts(readings)
+    support = firsts.count("comparable")
+    against = firsts.count("worse") + firsts.count("better")
+    expected = ("not testable here" if not support and not against else "agrees" if not against
+                else "differs" if not support else "partly")
+    row = claims.comparable_row()
+    assert row["agreement"] == expected
+    assert "section 5" in row["paper"]
+    assert f"of the {pv.words(len(firsts))} pairs" in row["book"]
+
+
+def test_worse_row_follows_its_rule_from_the_stored_runs(readings):
+    """'Worse' (the authors' summary): a resolved 'worse' supports it, comparable or better counts
+    against it, an unresolved pair neither; every pair of every sweep is listed."""
+    firsts = _firsts(readings)
+    support = firsts.count("worse")
+    against = firsts.count("comparable") + firsts.count("better")
     expected = ("not testable here" if not support and not against else "agrees" if support == len(firsts)
                 else "differs" if not support else "partly")
+    row = claims.worse_row()
     assert row["agreement"] == expected
-    # every pair of every sweep is counted, the GPU pilot's one-seed pair included
-    assert f"No better in {support} of the {len(firsts)} pairs at their smallest size" in row["book"]
+    words = "none" if support == 0 else pv.words(support)
+    assert row["book"].startswith(f"Deeper worse in {words} of the {pv.words(len(firsts))} pairs")
     for name, r in readings.items():
         for (s, d), pts in r.items():
             label = pv.NAMES[name]
             assert f"{s} vs {d}" in row["book"].split(label[:1].upper() + label[1:], 1)[1]
+
+
+def test_the_two_small_size_claims_are_separate_rows():
+    table = claims.frame([claims.comparable_row(), claims.worse_row()])
+    assert len(table) == 2 and set(table["paper"].str.contains("summary")) == {True, False}
 
 
 def test_noisy_points_never_count_as_agreement():
@@ -160,7 +194,11 @@ def test_noisy_points_never_count_as_agreement():
     assert claims.small_size_reading({**wide, "low": 0.01, "high": 0.61}, target) == claims.SMALL_WORSE
     assert claims.small_size_reading({**wide, "low": -0.61, "high": -0.01}, target) == claims.SMALL_BETTER
     noisy = [claims.small_size_reading(wide, target)] * 4
-    assert claims.small_sizes_verdict(noisy) == "not testable here"
-    assert claims.small_sizes_verdict(noisy + [claims.SMALL_WORSE]) == "partly"
-    assert claims.small_sizes_verdict([claims.SMALL_WORSE, claims.SMALL_COMPARABLE]) == "agrees"
-    assert claims.small_sizes_verdict([claims.SMALL_BETTER, claims.SMALL_UNRESOLVED]) == "differs"
+    for verdict in (claims.comparable_verdict, claims.worse_verdict):
+        assert verdict(noisy) == "not testable here"
+    assert claims.worse_verdict(noisy + [claims.SMALL_WORSE]) == "partly"
+    assert claims.worse_verdict([claims.SMALL_WORSE, claims.SMALL_WORSE]) == "agrees"
+    assert claims.worse_verdict([claims.SMALL_COMPARABLE, claims.SMALL_UNRESOLVED]) == "differs"
+    assert claims.comparable_verdict(noisy + [claims.SMALL_COMPARABLE]) == "agrees"
+    assert claims.comparable_verdict([claims.SMALL_WORSE, claims.SMALL_UNRESOLVED]) == "differs"
+    assert claims.comparable_verdict([claims.SMALL_WORSE, claims.SMALL_COMPARABLE]) == "partly"

@@ -198,7 +198,7 @@ def test_the_result_says_not_resolved_and_what_the_seeds_without_the_rate_choice
     cap = figure2.caption(r, later, (2, 3, 4, 5))
     assert cap.startswith("The first size of the CPU doubling-pairs sweep, 100K non-embedding parameters. "
                           "2 vs 4 layers: not resolved (on seeds 2 to 5 alone")
-    assert "Each pair of depths is a row: on the left, held-out loss" in cap and "form of the paper" not in cap
+    assert "One row per pair: held-out loss" in cap and "form of the paper" not in cap
 
 
 def test_the_chapters_figure_caption_and_result_are_the_computed_ones():
@@ -213,7 +213,10 @@ def test_the_chapters_figure_caption_and_result_are_the_computed_ones():
                 if c["metadata"].get("mystnb", {}).get("figure", {}).get("name") == "fig-pairs"]
     assert captions == [figure2.caption()]
     result = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("**The result.**"))
-    assert "fx_verdict" in result and "fx_coverage" not in result
+    assert "fx_result" in result and "fx_coverage" not in result
+    # the Takeaway summarises rather than repeats the Result
+    takeaway = next("".join(c["source"]) for c in nb["cells"] if ":class: tip" in "".join(c["source"]))
+    assert "fx_result" not in takeaway and "fx_verdict" not in takeaway
 
 
 def test_the_figures_subtitle_opens_with_its_conclusion_one_pair_a_line():

@@ -215,12 +215,28 @@ def small_size_reading(point: dict | None, target: float) -> str:
     return SMALL_COMPARABLE if point["half_width"] <= target else SMALL_UNRESOLVED
 
 
-def small_sizes_verdict(readings: list[str]) -> str:
-    """The row's verdict from its points' readings: agrees when every point is worse or
-    comparable; differs when none is and some point is better; not testable when no point is
-    resolved; partly otherwise (some agree, the rest unresolved or better)."""
-    support = sum(r in (SMALL_WORSE, SMALL_COMPARABLE) for r in readings)
-    against = sum(r == SMALL_BETTER for r in readings)
+def comparable_verdict(readings: list[str]) -> str:
+    """The verdict on "comparable" (the paper, section 5) from each pair's smallest-size reading:
+    a comparable pair supports it, a pair resolved either way (worse or better) counts against
+    it, an unresolved one neither. Agrees when some pair supports it and none counts against;
+    differs when some count against and none supports it; partly when both; not testable when
+    no pair is resolved or comparable."""
+    support = readings.count(SMALL_COMPARABLE)
+    against = readings.count(SMALL_WORSE) + readings.count(SMALL_BETTER)
+    if not support and not against:
+        return "not testable here"
+    if not against:
+        return "agrees"
+    return "differs" if not support else "partly"
+
+
+def worse_verdict(readings: list[str]) -> str:
+    """The verdict on "worse" (the authors' summary) from each pair's smallest-size reading: a
+    pair resolved worse supports it, one comparable or resolved better counts against it, an
+    unresolved one neither. Agrees when every pair supports it; differs when none does and some
+    count against; not testable when no pair is resolved or comparable; partly otherwise."""
+    support = readings.count(SMALL_WORSE)
+    against = readings.count(SMALL_COMPARABLE) + readings.count(SMALL_BETTER)
     if not support and not against:
         return "not testable here"
     if support == len(readings):
@@ -232,20 +248,32 @@ def _pair_list(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def small_sizes_row() -> dict:
-    """At the smallest size of each pair of every stored sweep (the doubling sweep: its smallest
-    complete size), is the deeper network no better, by the declared rule's interval and its
-    half-width target (:func:`small_size_reading`)? Every pair counts, one seed included."""
+def small_size_readings(seeds=None) -> list[dict]:
+    """Each pair of every stored sweep at its smallest size (the doubling sweep: its smallest
+    complete size) read by the declared rule's interval and its half-width target
+    (:func:`small_size_reading`), one seed included; ``seeds``: the doubling sweep on these seeds
+    only (the reading without the rate-choosing seeds)."""
     target = pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"]
-    sentences, readings = [], []
+    out = []
     for name, reading in _readings().items():
-        groups: dict[str, list[str]] = {}
-        sizes_seen = set()
+        if seeds is not None and name == pairs_verdicts.RULE_SWEEP:
+            reading = pairs_verdicts.read(name, seeds=seeds)
         for p in reading["pairs"]:
             first = p["points"][0] if p["points"] else None
-            what = small_size_reading(first, target)
-            readings.append(what)
-            label = f"{p['shallow']} vs {p['deep']}"
+            out.append({"sweep": name, "shallow": p["shallow"], "deep": p["deep"], "point": first,
+                        "reading": small_size_reading(first, target)})
+    return out
+
+
+def _small_sentences(items: list[dict]) -> list[str]:
+    """Per sweep, which pairs read worse, comparable, better or not resolved, in one sentence."""
+    out = []
+    for name in _readings():
+        groups: dict[str, list[str]] = {}
+        sizes_seen = set()
+        for x in (x for x in items if x["sweep"] == name):
+            first, what = x["point"], x["reading"]
+            label = f"{x['shallow']} vs {x['deep']}"
             if first is None:
                 label += " (no size with both depths)"
             elif first["half_width"] is None:
@@ -260,14 +288,66 @@ def small_sizes_row() -> dict:
         parts = [f"{words[k]} {_pair_list(groups[k])}" for k in (SMALL_WORSE, SMALL_COMPARABLE, SMALL_BETTER,
                                                                  SMALL_UNRESOLVED) if k in groups]
         at = f" at {fmt.count(min(sizes_seen))}" if len(sizes_seen) == 1 else ""
-        sentences.append(f"{_cap(pairs_verdicts.NAMES[name])}{at}: {'; '.join(parts)}.")
-    n_pairs = len(readings)
-    n_ok = sum(r in (SMALL_WORSE, SMALL_COMPARABLE) for r in readings)
-    head = (f"No better in {n_ok} of the {n_pairs} pairs at their smallest size, "
-            f"{pairs_verdicts.words(sum(r == SMALL_UNRESOLVED for r in readings))} not resolved.")
-    return _row("at small sizes a deeper network does no better (the paper's Figure 2), or worse (the authors' summary)",
-                "experiments", f"comparable, 6 vs 12 and 12 vs 24 (section 5) {PAPER}; worse, in the authors' "
-                f"summary {SUMMARY}", " ".join([head, *sentences]), small_sizes_verdict(readings), "experiments")
+        out.append(f"{_cap(pairs_verdicts.NAMES[name])}{at}: {'; '.join(parts)}.")
+    return out
+
+
+def _count(items: list[dict], what: str) -> int:
+    return sum(x["reading"] == what for x in items)
+
+
+def comparable_row() -> dict:
+    """At the smallest size of each pair of every stored sweep, do the two networks perform
+    comparably (the paper's section 5)? By :func:`comparable_verdict`."""
+    items = small_size_readings()
+    readings = [x["reading"] for x in items]
+    target = pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"]
+    n = len(items)
+    text = (f"Comparable within ± {target} nats in {_none(_count(items, SMALL_COMPARABLE))} of the {pairs_verdicts.words(n)} pairs at their "
+            f"smallest size; the deeper network resolved worse in {_none(_count(items, SMALL_WORSE))}, better in "
+            f"{_none(_count(items, SMALL_BETTER))}, not resolved in {_none(_count(items, SMALL_UNRESOLVED))} "
+            "(per sweep: the next row).")
+    return _row("at small sizes a deeper and a shallower network of equal size perform comparably (the paper's "
+                "Figure 2)", "experiments", f"comparable, 6 vs 12 and 12 vs 24 (section 5) {PAPER}", text,
+                comparable_verdict(readings), "experiments")
+
+
+def worse_row() -> dict:
+    """At the smallest size of each pair of every stored sweep, does the deeper network do worse
+    (the authors' summary)? By :func:`worse_verdict`, on all seeds (the rule's reading), with the
+    reading without the rate-choosing seeds and the caveat of a shape whose seeds split."""
+    items = small_size_readings()
+    readings = [x["reading"] for x in items]
+    n = len(items)
+    head = (f"Deeper worse in {_none(_count(items, SMALL_WORSE))} of the {pairs_verdicts.words(n)} pairs at their smallest size, "
+            f"{_none(_count(items, SMALL_UNRESOLVED))} not resolved"
+            + (f", {_none(_count(items, SMALL_COMPARABLE))} comparable" if _count(items, SMALL_COMPARABLE) else "")
+            + (f", {_none(_count(items, SMALL_BETTER))} better" if _count(items, SMALL_BETTER) else "") + ".")
+    later = experiments_later_seeds()
+    changed = []
+    for a, b in zip(items, small_size_readings(seeds=later)):
+        if a["reading"] != b["reading"]:
+            changed.append(f"{a['shallow']} vs {a['deep']} reads {b['reading']}")
+    tail = []
+    if changed:
+        tail.append(f"On seeds {min(later)} to {max(later)} alone, {pairs_verdicts.NAMES[pairs_verdicts.RULE_SWEEP]}'s "
+                    f"{_pair_list(changed)}.")
+    caveat = pairs_verdicts.split_caveat()
+    if caveat:
+        tail.append(_cap(caveat) + ".")
+    return _row("at small sizes a deeper network does worse (the authors' summary)", "experiments",
+                f"worse at small enough widths {SUMMARY}", " ".join([head, *_small_sentences(items), *tail]),
+                worse_verdict(readings), "experiments")
+
+
+def experiments_later_seeds() -> tuple[int, ...]:
+    """The doubling sweep's seeds that did not choose the learning rates."""
+    preset = get_preset(pairs_verdicts.RULE_SWEEP)
+    return tuple(s for s in preset.seeds if s >= preset.select_seeds)
+
+
+def _none(n: int) -> str:
+    return "none" if n == 0 else pairs_verdicts.words(n)
 
 
 def transitions_row() -> dict:
@@ -294,8 +374,10 @@ def transitions_row() -> dict:
         else:
             quiet.append(f"{label} ({count}{scope})")
     verdict = "agrees" if full else "partly" if n_cross else "not reproduced"
+    q = pairs_verdicts.gpu_pilot_qualifier()
     if not crossed_in:
-        text = f"No pair crosses by the declared rule in any of the {len(quiet)} stored sweeps: {_pair_list(quiet)}."
+        text = (f"No pair crosses by the declared rule in any of the {len(quiet)} stored sweeps: {_pair_list(quiet)}"
+                + (f"; {q}." if q else "."))
     else:
         text = ("By the declared rule, " + "; ".join(crossed_in)
                 + (f"; no pair crosses in {_pair_list(quiet)}." if quiet else "."))
@@ -415,7 +497,7 @@ def rows() -> list[dict]:
     tagged = [(threshold_row(), ARITHMETIC), *((r, ARITHMETIC) for r in corollary1_rows()),
               (double_exponential_row(), ARITHMETIC), (layer_factor_row(), ARITHMETIC), (one_layer_row(), COMPUTED),
               (proposition1_row(), COMPUTED), (counting_row(), COMPUTED), (degree_row(), COMPUTED),
-              (size_count_row(), COMPUTED), (figure1_row(), TRAINED), (small_sizes_row(), TRAINED),
+              (size_count_row(), COMPUTED), (figure1_row(), TRAINED), (comparable_row(), TRAINED), (worse_row(), TRAINED),
               (transitions_row(), TRAINED), (transition_order_row(), TRAINED), (fit_slope_row(), TRAINED),
               *((r, ARITHMETIC) for r in gpt3_rows()), *((r, ARITHMETIC) for r in trillion_rows()),
               *((r, _vocabulary_kind(r)) for r in vocabulary_rows())]
@@ -538,6 +620,7 @@ def numbers(table: list[dict] | None = None) -> dict:
             "cl_figure2": figure2_sentence(table) if any(r["claim"].startswith("past a transition size")
                                                           for r in table) else "",
             "cl_coverage": coverage_sentence(),
+            "cl_gpu_pilot": pairs_verdicts.gpu_pilot_sentence(),
             "cl_figure2_head": figure2_head(table) if any(r["claim"].startswith("past a transition size")
                                                           for r in table) else "",
             "cl_target": pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"],

@@ -20,7 +20,7 @@ from dwlib.book import pairs_verdicts as pv
 from dwlib.book.experiments import learning_rate_check
 from dwlib.experiments import pairs as pairs_rule
 from dwlib.experiments import transition as tr
-from dwlib.experiments.catalogue import gpt3_table
+from dwlib.experiments.catalogue import gpt3_table, load_models
 from dwlib.experiments.presets import get_preset
 from dwlib.experiments.records import stored_results
 from dwlib.viz.theory import threshold_width_chart
@@ -30,12 +30,13 @@ from dwlib.viz.theory import threshold_width_chart
 #: the authors read as depth-efficient (L <= 6).
 FIGURE1_MIN_WIDTH = 200
 FIGURE1_DEPTHS = (6, 12, 24, 36, 48, 207)
-#: the stored sweeps, and whether each is read on the budgets where size still pays (the
-#: experiments chapter's rule for the GPU slice, :func:`dwlib.experiments.transition.size_limited`)
-SWEEPS = {pv.RULE_SWEEP: (pv.NAMES[pv.RULE_SWEEP].removeprefix("the "), False),
-          "mini": (pv.NAMES["mini"].removeprefix("the "), False),
-          "cpu-fig2": (pv.NAMES["cpu-fig2"].removeprefix("the "), False),
-          "gpu-slice": (pv.NAMES["gpu-slice"].removeprefix("the "), True)}
+#: the stored sweeps, each read at every budget it trained, as the declared rule reads them (it
+#: leaves out no run for a loss that rises with size; what leaving out the GPU pilot's largest
+#: budget would give is said apart, :func:`dwlib.book.pairs_verdicts.gpu_pilot_sentence`)
+SWEEPS = {pv.RULE_SWEEP: pv.NAMES[pv.RULE_SWEEP].removeprefix("the "),
+          "mini": pv.NAMES["mini"].removeprefix("the "),
+          "cpu-fig2": pv.NAMES["cpu-fig2"].removeprefix("the "),
+          "gpu-slice": pv.NAMES["gpu-slice"].removeprefix("the ")}
 
 
 def _log10_pow3(L: int) -> float:
@@ -68,12 +69,12 @@ def figure1_table() -> pd.DataFrame:
 
 def _records(name: str) -> list[dict]:
     """A sweep's records as the chapter reads them: the doubling sweep at the sizes its rule reads
-    (every seed of every depth), the GPU pilot on the budgets where size still pays."""
+    (every seed of every depth), every other sweep at every budget."""
     records = stored_results(name)
     if name == pv.RULE_SWEEP:
         complete = set(pv.read(name)["budgets"])
         return [r for r in records if r["target_budget"] in complete]
-    return tr.size_limited(records) if SWEEPS[name][1] else records
+    return records
 
 
 def gap_rows(name: str) -> list[dict]:
@@ -135,9 +136,9 @@ def gap_table() -> pd.DataFrame:
     """:func:`gap_rows` of every stored sweep, as the chapter shows them (few columns, so that
     the table reads on a phone)."""
     out = []
-    for name, (label, _) in SWEEPS.items():
+    for name, label in SWEEPS.items():
         for r in gap_rows(name):
-            spread = f"{r['mean']:+.3f} ± {r['std']:.3f}" if r["std"] is not None else f"{r['mean']:+.3f}"
+            spread = f"{r['mean']:+.3f} (sd {r['std']:.3f})" if r["std"] is not None else f"{r['mean']:+.3f}"
             out.append({
                 "pair": f"{label}, {r['shallow']} vs {r['deep']}",
                 "budget": (f"{r['end']}, {fmt.count(r['target_budget'])}" if r["end"] != "only"
@@ -148,69 +149,6 @@ def gap_table() -> pd.DataFrame:
                 "deeper, by the seeds' interval": reading_text(r),
             })
     return pd.DataFrame(out).set_index(["pair", "budget"])
-
-
-def left_out_sentence(name: str = "gpu-slice") -> str:
-    """What reading a sweep on the budgets where size still pays leaves out: the budgets dropped
-    and each pair's mean gap there, with the seeds it rests on, in one sentence."""
-    records = stored_results(name)
-    kept = {r["target_budget"] for r in _records(name)}
-    dropped = sorted({r["target_budget"] for r in records} - kept)
-    label = SWEEPS[name][0]
-    if not dropped:
-        return f"The {label} is read at every budget it trained."
-    parts = []
-    for shallow, deep in tr.adjacent_pairs(get_preset(name).depths):
-        for g in tr.paired_gaps(records, shallow, deep):
-            if g["target_budget"] in dropped:
-                v = list(g["gaps"].values())
-                parts.append(f"{float(np.mean(v)):+.3f} nats for {shallow} vs {deep} "
-                             f"({pv.words(len(v))} seed{'s' * (len(v) != 1)})")
-    where = pv._sizes(dropped)
-    kept_gaps = {}
-    for shallow, deep in tr.adjacent_pairs(get_preset(name).depths):
-        g = [x for x in tr.paired_gaps(_records(name), shallow, deep)]
-        if g:
-            kept_gaps[(shallow, deep)] = (g[-1]["target_budget"], float(np.mean(list(g[-1]["gaps"].values()))))
-    turns = []
-    for shallow, deep in tr.adjacent_pairs(get_preset(name).depths):
-        for g in tr.paired_gaps(records, shallow, deep):
-            last = kept_gaps.get((shallow, deep))
-            if g["target_budget"] in dropped and last and last[1] < 0 < np.mean(list(g["gaps"].values())):
-                turns.append(f"the {deep}-layer network's lead at {fmt.count(last[0])} does not hold at "
-                             f"{fmt.count(g['target_budget'])}")
-    rising = rising_losses(name)
-    up = [r for r in rising if r["rises"]]
-    rise = (("every depth's loss rises with size" if len(up) == len(rising) else "a loss rises with size")
-            + (f" (from {fmt.count(up[0]['from'])} to {fmt.count(up[0]['to'])}, " if up else "")
-            + "; ".join(f"{r['depth']} layers: {r['before']:.2f} to {r['after']:.2f}" for r in up)
-            + (")" if up else ""))
-    return (f"The {label} is read only up to the budgets where every depth's loss still falls with size, "
-            f"which leaves out {where}: there {rise}, so something other than size holds the networks "
-            f"back. The gaps at {where}, deep minus shallow, are "
-            + (pv._and(parts) if parts else "not measured for both depths of any pair")
-            + (f", so {pv._and(turns)}." if turns else "."))
-
-
-def rising_losses(name: str = "gpu-slice") -> list[dict]:
-    """Each depth's mean held-out loss at the last budget a sweep is read at and at the first it
-    leaves out (:func:`_records`), and whether it rises there."""
-    records = stored_results(name)
-    kept = sorted({r["target_budget"] for r in _records(name)})
-    dropped = sorted({r["target_budget"] for r in records} - set(kept))
-    out = []
-    if not kept or not dropped:
-        return out
-    for depth in sorted({r["depth"] for r in records}):
-        def mean(b):
-            v = [r["eval_loss"] for r in records if r["depth"] == depth and r["target_budget"] == b
-                 and r["eval_loss"] is not None and math.isfinite(r["eval_loss"])]
-            return float(np.mean(v)) if v else None
-        before, after = mean(kept[-1]), mean(dropped[0])
-        if before is not None and after is not None:
-            out.append({"depth": depth, "from": kept[-1], "to": dropped[0], "before": before, "after": after,
-                        "rises": after > before})
-    return out
 
 
 def rule_scope() -> str:
@@ -236,7 +174,7 @@ def numbers() -> dict:
     crossed = [r for r in large if r["mean"] < 0]
 
     def pairs(rs):
-        names = [f"the {SWEEPS[r['sweep']][0]}'s {r['shallow']} vs {r['deep']}" for r in rs]
+        names = [f"the {SWEEPS[r['sweep']]}'s {r['shallow']} vs {r['deep']}" for r in rs]
         return (names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]) if names else "none"
 
     def worse(r):  # the seeds' paired interval lies above zero: the deeper network resolved worse
@@ -302,6 +240,7 @@ def numbers() -> dict:
         "f1_width_12": round(10 ** fig1[12]["log10_width"]),
         "f1_size_12_vs_gpt3": 10 ** fig1[12]["log10_vs_gpt3"],
         "f1_depths_above": ", ".join(str(L) for L in FIGURE1_DEPTHS[1:]),
+        **_real_widths(),
         "ds_n_pairs": len(small),
         # the answer to "do this book's sweeps show it?": the deeper network resolved worse
         "ds_answer": "Yes" if all(map(worse, small)) else "Partly" if any(map(worse, small)) else "No",
@@ -322,12 +261,19 @@ def numbers() -> dict:
         "ds_below_sep_n": sum(map(separated, both_below)),
         "ds_below_sep_text": ("in none of them" if not sum(map(separated, both_below)) else
                               f"in {sum(map(separated, both_below))} of the {len(both_below)}"),
-        "ds_gpu_left_out": left_out_sentence(),
+        "ds_gpu_pilot": pv.gpu_pilot_sentence(),
         "ds_rule_cross": pv.of(n_rule_cross, n_rule, "pair", "crosses"),
+        # the crossings counted, with what leaving out the GPU pilot's largest budget would add
+        "ds_rule_cross_q": pv.of(n_rule_cross, n_rule, "pair", "crosses")
+        + (f" ({pv.gpu_pilot_qualifier()})" if pv.gpu_pilot_qualifier() else ""),
+        # the caveat on a pair whose shallower or deeper shape splits its seeds at its chosen rate
+        "ds_split": (f"In {pv.NAMES[pv.RULE_SWEEP]}, {pv.split_caveat()}."
+                     if pv.split_caveat() else ""),
+        "ds_lr_seeds": _seeds_text(lr_records),
         "ds_below_worse": worse_text(both_below),
         # the Takeaway's sentence on the pairs below their thresholds
         "ds_below_takeaway": (
-            f"It does so also in {pairs([r for r in both_below if worse(r)])}, where both networks lie below "
+            f"The deeper network is also behind in {pairs([r for r in both_below if worse(r)])}, where both networks lie below "
             "their thresholds, though there the bounds are too loose to rank them."
             if any(map(worse, both_below)) else
             "In no pair where both networks lie below their thresholds is the deeper network resolved behind."),
@@ -348,6 +294,27 @@ def numbers() -> dict:
         "ds_lr_gap_common": lr["gap_at_reference"],
         "ds_lr_gap_best": lr["gap_at_best"],
     }
+
+
+def _seeds_text(records: list[dict]) -> str:
+    """How many seeds each rate of a rate check trained: 'one seed', 'two seeds'."""
+    n = {len({r["seed"] for r in records if r.get("lr", r["config"].get("lr")) == lr})
+         for lr in {r.get("lr", r["config"].get("lr")) for r in records}}
+    k = min(n)
+    return f"{pv.words(k)} seed{'s' * (k != 1)}" + ("" if len(n) == 1 else " or more")
+
+
+def _real_widths() -> dict:
+    """Which depths of Kaplan et al.'s figure can lie wholly below their threshold (d_x > 3^L) at
+    the width of the widest network in the book's catalogue of published models."""
+    widest = max(load_models(), key=lambda m: m["width"])
+    below = [L for L in FIGURE1_DEPTHS if 3 ** L < widest["width"]]
+    return {"f1_real_depths": pv._and([str(L) for L in below]) if below else "none",
+            "f1_real_n": len(below), "f1_widest_name": widest["name"], "f1_widest_width": widest["width"],
+            "f1_widest_lth": float(bounds.depth_threshold(widest["width"])),
+            "f1_figure_depths": pv._and([str(L) for L in FIGURE1_DEPTHS]),
+            "f1_only": (f"only depth {below[0]}" if len(below) == 1 else
+                        f"only depths {pv._and([str(L) for L in below])}" if below else "no depth")}
 
 
 def _none(n: int) -> str:

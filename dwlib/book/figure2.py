@@ -93,6 +93,10 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
                 if q["better"] and q["better"] != v["better"]:
                     extra = (f" (on seeds {min(seeds)} to {max(seeds)} alone, which did not choose the learning "
                              f"rates, the deeper network is better{at(q['better'])})")
+                split = [g for g in pv.seed_groups(SWEEP) if g["split"] and g["depth"] in (p["shallow"], p["deep"])]
+                if split:
+                    extra += (f", but neither reading measures depth: the {split[0]['depth']}-layer network's seeds "
+                              "split at its chosen rate")
             found.append(f"{name}: {', '.join(bits)}{extra}")
         n = len(r["budgets"])
         where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
@@ -103,19 +107,41 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
                        if n == 1 else
                        "By the declared rule " + ("no pair crosses." if not pv.crossing(r) else
                                                   f"{pv.of(len(pv.crossing(r)), len(r['pairs']), 'pair', 'crosses')}.")))
-    return (f"{conclude} Each pair of depths is a row: on the left, held-out loss (nats per token) against "
-            f"non-embedding size, the mean over seeds with its {level:.0%} interval; on the right, the deeper "
-            f"network's loss minus the shallower one's, paired by seed, with its paired {level:.0%} interval: "
-            "orange triangles (up) where the deeper network is resolved worse, blue triangles (down) where it is "
-            "resolved better, grey circles where the interval contains zero and nothing is resolved. On a narrow "
-            "screen the panels stand one above the other, each loss panel above its gap panel. Only sizes with "
-            "every seed of every depth are drawn.")
+    return (f"{conclude} One row per pair: held-out loss (nats per token) against non-embedding size, seed "
+            f"means with {level:.0%} intervals; beside it, the deeper network's loss minus the shallower one's, "
+            f"paired by seed, with its {level:.0%} interval: orange triangles (up) where the deeper network is "
+            "resolved worse, blue triangles (down) where it is resolved better, grey circles where nothing is "
+            "resolved.")
 
 
 def authors_range(shallow: int, deep: int) -> tuple[float, float]:
     """The authors' fit read as in the rule file: depth L is optimal at N(L) = 12 L d(L)^2, so the
     pair (L, 2L) crosses between N(L) and N(2L)."""
     return tuple(12 * L * float(optimal_width(L, AUTHORS_FIT)) ** 2 for L in (shallow, deep))
+
+
+def authors_reach(r: dict | None = None) -> str:
+    """Where the authors' fit places each pair's transition against the sweep's planned sizes and
+    those trained in full, in one sentence."""
+    r = r or reading()
+    planned = sorted(get_preset(SWEEP).budgets)
+    parts = []
+    for s, d in (tuple(p) for p in r["rule"]["pairs"]):
+        lo, hi = authors_range(s, d)
+        inside = [b for b in planned if lo <= b <= hi]
+        above = [b for b in planned if b > hi]
+        name = f"the {s} vs {d} range"
+        if inside:
+            done = [b for b in inside if b in r["budgets"]]
+            parts.append(f"{name} holds the planned {'size' if len(inside) == 1 else 'sizes'} {pv._sizes(inside)}, "
+                         + ("all trained in full" if len(done) == len(inside) else
+                            "which are not yet trained in full" if not done else
+                            f"of which {pv._sizes(done)} {'is' if len(done) == 1 else 'are'} trained in full"))
+        elif above:
+            parts.append(f"{name} lies below the sweep's sizes above {fmt.count(above[0])}")
+        else:
+            parts.append(f"{name} lies beyond the largest planned size, {fmt.count(planned[-1])}")
+    return _cap("; ".join(parts)) + "."
 
 
 def bounds_rows(sweep: str = SWEEP, shallow_deep=None, budgets=None) -> list[dict]:
@@ -125,6 +151,10 @@ def bounds_rows(sweep: str = SWEEP, shallow_deep=None, budgets=None) -> list[dic
     bound above the other's upper bound)."""
     preset = get_preset(sweep)
     prs = shallow_deep or (pv.EARLIER_PAIRS.get(sweep) or [tuple(p) for p in pairs.rule(SWEEP)["pairs"]])
+    runs: dict[tuple, set] = {}
+    for r in pairs.reported(stored_results(sweep)):
+        if r.get("status") == "completed" and r.get("eval_loss") is not None:
+            runs.setdefault((r["target_budget"], r["depth"]), set()).add(r["seed"])
     rows = []
     for b in budgets or preset.budgets:
         for s, d in prs:
@@ -132,7 +162,10 @@ def bounds_rows(sweep: str = SWEEP, shallow_deep=None, budgets=None) -> list[dic
             bd = {L: bounds.separation_rank_bounds(L, w[L], w[L] // preset.head_size) for L in (s, d)}
             deeper = bd[d]["lower"] > bd[s]["upper"]
             shallower = bd[s]["lower"] > bd[d]["upper"]
-            rows.append({"pair": f"{s} vs {d}", "budget": b, "widths": f"{w[s]}, {w[d]}",
+            have = [runs.get((b, L), set()) for L in (s, d)]
+            trained = ("in full" if all(h >= set(preset.seeds) for h in have) else
+                       "in part" if all(have) else "not yet")
+            rows.append({"pair": f"{s} vs {d}", "budget": b, "trained": trained, "widths": f"{w[s]}, {w[d]}",
                          "shallow eq.": 7 if bd[s]["theorem"] == 1 else 8, "deep eq.": 7 if bd[d]["theorem"] == 1 else 8,
                          "shallow upper": bd[s]["upper"], "deep lower": bd[d]["lower"],
                          "separated": "deeper more expressive" if deeper else "shallower more expressive"
@@ -144,7 +177,7 @@ def bounds_table() -> pd.DataFrame:
     """:func:`bounds_rows` of the doubling sweep, as the chapter shows it."""
     df = pd.DataFrame(bounds_rows())
     df["budget"] = [fmt.count(b) for b in df["budget"]]
-    df = df.rename(columns={"widths": "widths (shallow, deep)", "shallow upper": "shallow: upper bound",
+    df = df.rename(columns={"trained": "trained", "widths": "widths (shallow, deep)", "shallow upper": "shallow: upper bound",
                             "deep lower": "deep: lower bound", "shallow eq.": "shallow: eq.", "deep eq.": "deep: eq."})
     return df.set_index(["pair", "budget"]).round(2)
 
@@ -153,8 +186,12 @@ def earlier_rows() -> list[dict]:
     """Each earlier sweep's doubling pairs read by the declared rule: budgets, seeds, the median
     paired half-width, the point verdicts counted, and whether the pair crosses."""
     rows = []
+    g = pv.gpu_pilot_readings()
+    # the GPU pilot's pairs that would cross only without the budgets where every loss rises
+    alt_pilot = {(p["shallow"], p["deep"]): g["dropped"] for p in pv.crossing(g["without"])}
     for name in EARLIER:
         r = pv.read_by_rule(name)
+        alt = alt_pilot if name == pv.GPU_PILOT else {}
         for p in r["pairs"]:
             pts = p["points"]
             halves = [x["half_width"] for x in pts if x["half_width"] is not None]
@@ -165,7 +202,9 @@ def earlier_rows() -> list[dict]:
                          "mean gaps (nats)": f"{min(x['mean'] for x in pts):+.3f} to {max(x['mean'] for x in pts):+.3f}",
                          "median half-width (nats)": f"{np.median(halves):.3f}" if halves else "none (one seed)",
                          "deeper worse / unresolved / better": f"{len(v['worse'])} / {len(v['unresolved'])} / {len(v['better'])}",
-                         "crosses by the rule": "yes" if v["transition"] else "no"})
+                         "crosses by the rule": "yes" if v["transition"] else
+                         f"no (yes without {pv._sizes(alt[p['shallow'], p['deep']])})"
+                         if (p["shallow"], p["deep"]) in alt else "no"})
     return rows
 
 
@@ -249,6 +288,8 @@ def separated_text(rows: list[dict], head_size: int) -> str:
         out.append(f"{x['pair']} at {fmt.count(x['budget'])}, where the {s}-layer network's width of {w_s} puts it "
                    f"{side} its threshold (log3 {w_s} = {th:.2f}), so that its upper bound, from the bound "
                    f"{'below' if x['shallow eq.'] == 7 else 'above'} the threshold, is {x['shallow upper']:.1f}, below the {d}-layer network's lower bound of {x['deep lower']:.1f}"
+                   + ("" if x.get("trained", "in full") == "in full" else
+                      f" (a pair the sweep plans but has {'trained only in part' if x['trained'] == 'in part' else 'not trained yet'})")
                    if x["separated"] == "deeper more expressive" else
                    f"{x['pair']} at {fmt.count(x['budget'])}, where the shallower network is the more expressive")
     return "; ".join(out)
@@ -264,9 +305,61 @@ def reproduced_sentence(r: dict, earlier: list[dict]) -> str:
     if own:
         return (f"The CPU doubling-pairs sweep reproduces the paper's Figure 2 in part: "
                 f"{pv.of(own, len(r['pairs']), 'pair', 'crosses')}.")
+    q = pv.gpu_pilot_qualifier()
     return ("No stored sweep of this book reproduces the paper's Figure 2: " +
-            ("the earlier sweeps, read by the same rule, show no crossing either." if not old else
-             f"of the earlier sweeps' pairs, read by the same rule, {pv.of(old, len(earlier), 'pair', 'crosses')}."))
+            ("the earlier sweeps, read by the same rule, show no crossing either" if not old else
+             f"of the earlier sweeps' pairs, read by the same rule, {pv.of(old, len(earlier), 'pair', 'crosses')}")
+            + (f"; {q}." if q else "."))
+
+
+def result_sentence(r: dict | None = None) -> str:
+    """The chapter's result in three sentences: each pair's verdict at the sizes read, the sizes not
+    yet trained in full, and the caveat of a shape whose seeds split at its chosen rate."""
+    r = r or reading()
+    if not r["budgets"]:
+        return "No size has every seed of every depth yet, so the declared rule gives no verdict."
+    where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
+    bits = []
+    for p in r["pairs"]:
+        v, name = p["verdict"], f"{p['shallow']} vs {p['deep']}"
+        one = len(r["budgets"]) == 1
+        if v["worse"]:
+            x = next(x for x in p["points"] if x["verdict"] == pairs.WORSE)
+            bits.append(f"in {name} the deeper network is worse{'' if one else ' at ' + pv._sizes(v['worse'])} "
+                        f"({x['mean']:+.3f} nats, interval {x['low']:+.3f} to {x['high']:+.3f}), where the paper "
+                        "has the two perform comparably")
+        if v["better"]:
+            bits.append(f"in {name} the deeper network is better{'' if one else ' at ' + pv._sizes(v['better'])}")
+        if v["unresolved"]:
+            bits.append(f"{name} is not resolved{'' if one else ' at ' + pv._sizes(v['unresolved'])}")
+    planned = sorted(get_preset(SWEEP).budgets)
+    missing = [b for b in planned if b not in r["budgets"]]
+    text = f"{_cap(where)} non-embedding parameters, by the declared rule, {_and(bits)}."
+    if missing:
+        text += (f" The sweep's larger sizes, {pv._sizes(missing)}, are not yet trained in full, so "
+                 + ("no transition can be read." if len(r["budgets"]) == 1 else "no transition above them can be read."))
+    caveat = pv.split_caveat(SWEEP)
+    if caveat:
+        text += f" And {caveat}."
+    return text
+
+
+def takeaway_sentence(r: dict | None = None) -> str:
+    """The doubling sweep in one sentence for the Takeaway: how many sizes it has trained in full,
+    whether that can show a transition, and whether the deeper network is resolved better anywhere."""
+    r = r or reading()
+    n = len(r["budgets"])
+    if not n:
+        return "The CPU doubling-pairs sweep has no size trained in full yet."
+    better = [f"{p['shallow']} vs {p['deep']}" for p in r["pairs"] if p["verdict"]["better"]]
+    return (f"The CPU doubling-pairs sweep has {pv.words(n)} size{'s' * (n != 1)} trained in full"
+            + (", too few to show a transition," if n == 1 else ",")
+            + (" and there the deeper network of a pair is never resolved better." if not better else
+               f" and the deeper network is resolved better in {_and(better)}."))
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def widths_below(sweep: str = SWEEP, limit: int = 200) -> tuple[int, int]:
@@ -298,6 +391,9 @@ def numbers() -> dict:
     earlier = earlier_rows()
     return {
         "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(SWEEP),
+        "fx_result": result_sentence(r), "fx_split": pv.split_sentence(SWEEP), "fx_pilot": pilot_sentence(r),
+        "fx_gpu_pilot": pv.gpu_pilot_sentence(), "fx_authors_reach": authors_reach(r),
+        "fx_takeaway": takeaway_sentence(r),
         "fx_pairs": " ".join(pv.pair_sentence(p) for p in r["pairs"]), "fx_regime": pv.regime_summary(r),
         "fx_paper_form": pv.paper_form_sentence(r), "fx_caption": caption(r, others, others_seeds),
         "fx_transitions": pv.transition_summary(r),
@@ -310,7 +406,8 @@ def numbers() -> dict:
         "fx_largest": fmt.count(max(preset.budgets)),
         "fx_narrow": narrow[0], "fx_shapes": narrow[1],
         "fx_sep_detail": separated_text(sep, preset.head_size) or "none",
-        "fx_old_cross_text": pv.of(sum(x["crosses by the rule"] == "yes" for x in earlier), len(earlier), "pair", "crosses"),
+        "fx_old_cross_text": pv.of(sum(x["crosses by the rule"] == "yes" for x in earlier), len(earlier), "pair", "crosses")
+        + (f" ({pv.gpu_pilot_qualifier()})" if pv.gpu_pilot_qualifier() else ""),
         "fx_reproduced": reproduced_sentence(r, earlier),
         "fx_budgets": pv._sizes(preset.budgets), "fx_n_seeds": len(preset.seeds),
         "fx_n_select": preset.select_seeds, "fx_n_select_words": pv.words(preset.select_seeds),
@@ -330,3 +427,142 @@ def numbers() -> dict:
         "fx_hours": sum(x.get("wall_seconds") or 0 for x in stored_results(SWEEP)) / 3600,
         "fx_std_fig2": _seed_std("cpu-fig2"), "fx_std_mini": _seed_std("mini"), "fx_std_gpu": _seed_std("gpu-slice"),
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# The pilot that set the run length, and why the sweep fell short of its precision
+
+#: the pilot's stored sweeps, by run length, as the rule file names them
+PILOTS = ("cpu-pairs-pilot-2m", "cpu-pairs-pilot-1m")
+
+
+def pilot_rows() -> list[dict]:
+    """What each pilot measured (:func:`dwlib.experiments.pairs.pilot`): tokens a run, seeds, the
+    mean gap of its pair and its paired half-width, and the one rate it trained at."""
+    level = pairs.rule(SWEEP)["level"]
+    out = []
+    for name in PILOTS:
+        recs = stored_results(name)
+        shallow, deep = get_preset(name).depths
+        p = pairs.pilot(recs, shallow, deep, level)
+        out.append({**p, "sweep": name, "shallow": shallow, "deep": deep,
+                    "budget": recs[0]["target_budget"], "lr": sorted({r["lr"] for r in recs})})
+    return sorted(out, key=lambda x: -x["tokens"])
+
+
+def rate_spread(sweep: str = SWEEP) -> dict:
+    """For each peak rate, the median over the sweep's shapes of how far apart the rate-choosing
+    seeds land (largest minus smallest held-out loss), from every stored run at that rate."""
+    preset = get_preset(sweep)
+    select = set(preset.seeds[:preset.select_seeds])
+    by: dict[tuple, list] = {}
+    for r in stored_results(sweep):
+        if r.get("status") == "completed" and r.get("eval_loss") is not None and r["seed"] in select:
+            by.setdefault((r["lr"], r["target_budget"], r["depth"]), []).append(r["eval_loss"])
+    spread: dict[float, list] = {}
+    for (lr, _, _), v in by.items():
+        if len(v) == len(select):
+            spread.setdefault(lr, []).append(max(v) - min(v))
+    return {lr: {"median": float(np.median(v)), "shapes": len(v)} for lr, v in sorted(spread.items())}
+
+
+def pilot_sentence(r: dict | None = None) -> str:
+    """The pilot's half-widths against the sweep's, and the likely reason for the difference (the
+    rates the sweep chose against the pilot's), said as likely, from the stored runs."""
+    r = r or reading()
+    rows = pilot_rows()
+    first = rows[0]
+    lengths = _and([f"{x['half_width']:.3f} nats at {x['tokens'] / 1e6:.0f}M tokens a run" for x in rows])
+    pilot_lr = first["lr"][0] if len(first["lr"]) == 1 else None
+    text = (f"The run length came from a pilot: the pair {first['shallow']} vs {first['deep']} at "
+            f"{fmt.count(first['budget'])}, {pv.words(first['seeds'])} seeds"
+            + (f" at one rate, {pilot_lr:g}" if pilot_lr is not None else "")
+            + f". Its paired half-width was {lengths}, so the shorter of the lengths within the target was taken.")
+    pts = [(x, p) for p in r["pairs"] for x in p["points"] if x["half_width"] is not None]
+    if not pts:
+        return text
+    sweep_hw = _and([f"{x['half_width']:.3f} nats for {p['shallow']} vs {p['deep']} at {fmt.count(x['target_budget'])}"
+                     for x, p in pts])
+    text += f" The sweep's half-widths are {sweep_hw}"
+    if all(x["half_width"] <= first["half_width"] for x, _ in pts):
+        return text + ", as precise as the pilot."
+    chosen = sorted({g["lr"] for g in pv.seed_groups(SWEEP)})
+    spread = rate_spread()
+    if pilot_lr is None or chosen == [pilot_lr] or pilot_lr not in spread:
+        return text + ", wider than the pilot's."
+    other = [lr for lr in chosen if lr != pilot_lr and lr in spread]
+    where = ("every shape at the sizes read chose " + _and([f"{x:g}" for x in chosen])
+             if pilot_lr not in chosen else "some shapes chose " + _and([f"{x:g}" for x in other]))
+    noisier = [lr for lr in other if spread[lr]["median"] > spread[pilot_lr]["median"]]
+    tail = ""
+    if noisier:
+        lr = noisier[0]
+        tail = (f", and over the shapes trained so far the two rate-choosing seeds land a median of "
+                f"{spread[lr]['median']:.3f} nats apart at {lr:g} against {spread[pilot_lr]['median']:.3f} at "
+                f"{pilot_lr:g}")
+    return (text + f", wider than the pilot's. The likely reason is the learning rate: the pilot trained at "
+            f"{pilot_lr:g}, while {where}{tail}. A rate at which runs vary more needs more seeds for the same "
+            "precision.")
+
+
+def seed_table() -> pd.DataFrame:
+    """The held-out loss of every seed of every shape at the sizes the verdicts read, at the
+    shape's chosen rate, the rate-choosing seeds marked: where one shape's seeds split."""
+    preset = get_preset(SWEEP)
+    rows = []
+    for g in pv.seed_groups(SWEEP):
+        losses = {**g["select"], **g["others"]}
+        row = {"size": fmt.count(g["target_budget"]), "depth": g["depth"], "width": g["width"], "rate": f"{g['lr']:g}"}
+        row |= {f"seed {s}{' (chose the rate)' if s < preset.select_seeds else ''}": round(v, 3)
+                for s, v in sorted(losses.items())}
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["size", "depth"])
+
+
+# ---------------------------------------------------------------------------------------------
+# One sentence for the introduction
+
+
+def intro_sentence() -> str:
+    """What the book's own trained sweeps show about the paper's Figure 2, in one sentence for the
+    introduction, qualified as the evidence requires: whether any stored sweep crosses by the
+    declared rule, the GPU pilot's crossing that only leaving out its largest budget would give,
+    and the doubling sweep's verdicts at the sizes it read in full."""
+    r = reading()
+    earlier = earlier_rows()
+    n = len(pv.crossing(r)) + sum(x["crosses by the rule"] == "yes" for x in earlier)
+    total = len(r["pairs"]) + len(earlier)
+    if n:
+        head = ("The book's trained sweeps, on CPUs and one GPU, reproduce the transitions of the paper's Figure 2 "
+                f"only in part: by the rule declared for them, {pv.of(n, total, 'pair', 'crosses')}")
+    else:
+        head = ("The book's trained sweeps, on CPUs and one GPU, do not reproduce the transitions of the paper's "
+                "Figure 2: no pair crosses by the rule declared for them")
+    g = pv.gpu_pilot_readings()
+    extra = [p for p in pv.crossing(g["without"])
+             if (p["shallow"], p["deep"]) not in {(q["shallow"], q["deep"]) for q in pv.crossing(g["with"])}]
+    if extra:
+        p = extra[0]
+        lo, hi = p["verdict"]["transition"]["between"]
+        x = next(x for x in p["points"] if x["target_budget"] == hi)
+        n_top = {y["n"] for q in g["with"]["pairs"] if (q["shallow"], q["deep"]) == (p["shallow"], p["deep"])
+                 for y in q["points"] if y["target_budget"] in g["dropped"]}
+        head += (f" (the GPU pilot's {p['shallow']} vs {p['deep']} would cross between {fmt.count(lo)} and "
+                 f"{fmt.count(hi)}, on {pv.words(x['n'])} seeds and a {abs(x['mean']):.3f}-nat gap, only if its "
+                 f"{pv._sizes(g['dropped'])} budget"
+                 + (", a single seed," if n_top == {1} else "") + " were left out)")
+    if r["budgets"]:
+        worse = [f"{p['shallow']} vs {p['deep']}" for p in r["pairs"] if p["verdict"]["worse"]]
+        rest = [f"{p['shallow']} vs {p['deep']}" for p in r["pairs"] if not p["verdict"]["worse"]
+                and p["verdict"]["unresolved"] and not p["verdict"]["better"]]
+        where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
+        head += (f", and {where} non-embedding parameters, "
+                 f"{'the only size' if len(r['budgets']) == 1 else 'the sizes'} a CPU has trained in full, "
+                 + (f"the deeper network of {_and(worse)} does worse rather than comparably" if worse else
+                    "no pair is resolved worse")
+                 + (f", while {_and(rest)} is not resolved" if rest and worse else ""))
+    return head + "."
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

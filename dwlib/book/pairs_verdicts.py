@@ -9,11 +9,15 @@ the rule's half-width target. Budgets read as "100K", "1.6M".
 
 from __future__ import annotations
 
+import numpy as np
+
 from dwlib import fmt
 from dwlib.errors import require
 from dwlib.experiments import pairs
 from dwlib.experiments.presets import get_preset
 from dwlib.experiments.records import stored_results
+from dwlib.experiments.transition import size_limited
+from dwlib.train.data import load_corpus
 
 
 def _sizes(budgets) -> str:
@@ -405,3 +409,212 @@ def size_sentence(reading: dict, head_size: int) -> str:
             if len(signs) == 2 else "")
     return (f"Rounding widths to whole heads of {head_size} leaves the two networks of a pair unequal in size: "
             f"{'; '.join(parts)} non-embedding parameters.{tail}")
+
+
+# ---------------------------------------------------------------------------------------------
+# What the verdicts of the doubling sweep rest on: the seeds of each shape at its chosen rate
+
+
+def _rate(lr: float) -> str:
+    return f"{lr:g}"
+
+
+def _losses(values: list[float]) -> str:
+    """'4.034 and 4.085'; four or more as a range, '4.286 to 4.375'."""
+    v = sorted(values)
+    if len(v) <= 2:
+        return _and([f"{x:.3f}" for x in v])
+    return f"{v[0]:.3f} to {v[-1]:.3f}"
+
+
+def seed_groups(sweep: str = RULE_SWEEP) -> list[dict]:
+    """Per shape at each size the verdicts read (every seed of every depth): the held-out loss of
+    every seed at the shape's chosen rate, the rate-choosing seeds (the preset's first
+    ``select_seeds``) set apart from the others, and the rate-choosing seeds' losses at every
+    other rate they trained. A shape ``splits`` when the two groups do not overlap and the gap
+    between them (the nearer ends) is wider than the rule's half-width target: then its seeds
+    disagree about the shape by more than the design can resolve, and the rate was chosen by one
+    side of the split. ``better_elsewhere``: the other rates at which every rate-choosing seed
+    does better than every other seed at the chosen rate."""
+    preset = get_preset(sweep)
+    target = pairs.rule(sweep)["half_width_target"]
+    select = set(preset.seeds[:preset.select_seeds])
+    done = set(read(sweep)["budgets"])
+    records = [r for r in stored_results(sweep) if r.get("status") == "completed" and r.get("eval_loss") is not None
+               and r["target_budget"] in done]
+    out = []
+    for key in sorted({(r["target_budget"], r["depth"], r["width"]) for r in records}):
+        runs = [r for r in records if (r["target_budget"], r["depth"], r["width"]) == key]
+        chosen = [r for r in runs if r.get("chosen")]
+        if not chosen:
+            continue
+        lr = chosen[0]["lr"]
+        mine = {r["seed"]: r["eval_loss"] for r in chosen if r["seed"] in select}
+        rest = {r["seed"]: r["eval_loss"] for r in chosen if r["seed"] not in select}
+        if not mine or not rest:
+            continue
+        apart = max(min(rest.values()) - max(mine.values()), min(mine.values()) - max(rest.values()))
+        elsewhere = {}
+        for r in runs:
+            if r["lr"] != lr and r["seed"] in select:
+                elsewhere.setdefault(r["lr"], {})[r["seed"]] = r["eval_loss"]
+        better = sorted(x for x, v in elsewhere.items()
+                        if set(v) == set(mine) and max(v.values()) < min(rest.values()))
+        out.append({"target_budget": key[0], "depth": key[1], "width": key[2], "lr": lr, "select": mine,
+                    "others": rest, "apart": apart, "split": apart > target,
+                    "mean_split": float(np.mean(list(rest.values())) - np.mean(list(mine.values()))),
+                    "elsewhere": elsewhere, "better_elsewhere": better})
+    return out
+
+
+def _split_pairs(g: dict, sweep: str) -> list[str]:
+    return [f"{s} vs {d}" for s, d in pairs.rule(sweep)["pairs"] if g["depth"] in (s, d)]
+
+
+def split_sentence(sweep: str = RULE_SWEEP) -> str:
+    """Each shape whose seeds split at its chosen rate (:func:`seed_groups`), in words: the
+    losses of both groups, how far apart they lie, where the rate-choosing seeds do better, and
+    what that leaves of the verdicts of the pairs it belongs to."""
+    groups = [g for g in seed_groups(sweep) if g["split"]]
+    if not groups:
+        return ("At every size read, the seeds that chose a shape's learning rate lie among the others at that "
+                "rate, so the choice of rate does not split any shape's seeds.")
+    out = []
+    for g in groups:
+        mine, rest = sorted(g["select"]), sorted(g["others"])
+        n = len(mine) + len(rest)
+        text = (f"At {fmt.count(g['target_budget'])} the {g['depth']}-layer network's {words(n)} seeds split in two at "
+                f"its chosen rate of {_rate(g['lr'])}: held-out losses of {_losses(list(g['select'].values()))} for "
+                f"seeds {_and([str(s) for s in mine])}, which chose that rate, against "
+                f"{_losses(list(g['others'].values()))} for seeds {rest[0]} to {rest[-1]}, "
+                f"{abs(g['mean_split']):.2f} nats apart on average.")
+        if g["better_elsewhere"]:
+            lr = g["better_elsewhere"][0]
+            text += (f" At {_rate(lr)}, seeds {_and([str(s) for s in mine])} reach "
+                     f"{_losses(list(g['elsewhere'][lr].values()))}, lower than every one of seeds {rest[0]} to "
+                     f"{rest[-1]} at the chosen rate: the chosen rate is probably one at which this shape's runs vary widely, "
+                     f"and seeds {rest[0]} to {rest[-1]} would likely do better at {_rate(lr)}.")
+        names = _split_pairs(g, sweep)
+        text += (f" Neither reading of {_and(names)} at {fmt.count(g['target_budget'])}, on all {words(n)} seeds or "
+                 f"on seeds {rest[0]} to {rest[-1]} alone, can therefore be taken as an effect of depth.")
+        out.append(text)
+    return " ".join(out)
+
+
+def split_caveat(sweep: str = RULE_SWEEP) -> str:
+    """The same caveat in one short clause, for the chapters that repeat the verdict: '' when no
+    shape splits."""
+    groups = [g for g in seed_groups(sweep) if g["split"]]
+    if not groups:
+        return ""
+    parts = [f"the {g['depth']}-layer network's seeds split by {abs(g['mean_split']):.2f} nats at its chosen rate, so "
+             f"{_and(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])} is no measure of depth either way"
+             for g in groups]
+    return _and(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# The GPU pilot's largest budget: read by the rule with it, and what leaving it out would give
+
+GPU_PILOT = "gpu-slice"
+
+
+def gpu_pilot_readings(name: str = GPU_PILOT) -> dict:
+    """The GPU pilot read by the declared rule at every budget it trained (``with``: the book's
+    reading, since the rule leaves out no run for a rising loss), and without the budgets at which
+    a depth's loss stops falling with size (``without``,
+    :func:`dwlib.experiments.transition.size_limited`), with the budgets left out, the pairs that
+    cross in each reading, and each such pair's gap at the larger budget of its crossing."""
+    rule = pairs.rule(RULE_SWEEP)
+    records = stored_results(name)
+    limited = size_limited(records)
+    dropped = sorted({r["target_budget"] for r in records} - {r["target_budget"] for r in limited})
+    out = {"with": read_by_rule(name), "dropped": dropped, "without": {"rule": rule, "pairs": []}}
+    for shallow, deep in EARLIER_PAIRS[name]:
+        rows = pairs.points(limited, shallow, deep, rule["level"])
+        out["without"]["pairs"].append({"shallow": shallow, "deep": deep, "points": rows,
+                                        "verdict": pairs.pair_verdict(rows)})
+    return out
+
+
+def gpu_pilot_sentence(name: str = GPU_PILOT) -> str:
+    """The one treatment of the GPU pilot's largest budget, said once for every chapter: the rule
+    reads every budget (it declares no exclusion for a rising loss); what leaving out the budgets
+    where every depth's loss rises would give, and why that reading would be weak."""
+    g = gpu_pilot_readings(name)
+    label = NAMES[name]
+    if not g["dropped"]:
+        return f"The rule reads {label} at every budget it trained, and its losses fall with size at each."
+    records = stored_results(name)
+    dropped = _sizes(g["dropped"])
+    with_cross = {(p["shallow"], p["deep"]) for p in crossing(g["with"])}
+    parts = []
+    for p in crossing(g["without"]):
+        if (p["shallow"], p["deep"]) in with_cross:
+            continue
+        lo, hi = p["verdict"]["transition"]["between"]
+        x = next(x for x in p["points"] if x["target_budget"] == hi)
+        last = hi == max(y["target_budget"] for y in p["points"])
+        passes = max(r["tokens"] for r in records) / train_split_tokens(records)
+        after = [y for q in g["with"]["pairs"] if (q["shallow"], q["deep"]) == (p["shallow"], p["deep"])
+                 for y in q["points"] if y["target_budget"] in g["dropped"]]
+        back = (f"; with it, {'the single seed' if all(y['n'] == 1 for y in after) else 'the seeds'} at "
+                f"{_sizes([y['target_budget'] for y in after])} put{'s' if all(y['n'] == 1 for y in after) else ''} "
+                f"the {p['deep']}-layer network behind again "
+                f"({_and([format(y['mean'], '+.3f') + ' nats' for y in after])})" if after and all(y["mean"] > 0 for y in after)
+                else "")
+        parts.append(
+            f"without {dropped}, the rule would read a {p['shallow']} vs {p['deep']} crossing between "
+            f"{fmt.count(lo)} and {fmt.count(hi)}, resting on {words(x['n'])} seeds, a gap of "
+            f"{abs(x['mean']):.3f} nats, a training set passed over about {words(round(passes))} times"
+            + (", and the last budget read, so that no larger budget could confirm it" if last else "")
+            + back)
+    rise = [r for r in _rising(records, g["dropped"]) if r["rises"]]
+    why = ("every depth's loss rises" if rise and len(rise) == len({r['depth'] for r in records})
+           else "a depth's loss rises" if rise else "a depth's loss stops falling")
+    head = (f"The rule reads {label} at every budget it trained, {dropped} included, although there {why} with "
+            "size: the rule declares no exclusion for that.")
+    if not parts:
+        return head + f" Leaving {dropped} out would change no verdict."
+    return (head + " " + " ".join(_cap(x) + "." for x in parts)
+            + f" Either way, {label} does not decide whether the pair crosses.")
+
+
+def _rising(records: list[dict], dropped: list[float]) -> list[dict]:
+    """Each depth's mean loss at the largest budget kept and at the first one left out."""
+    kept = sorted({r["target_budget"] for r in records} - set(dropped))
+    if not kept or not dropped:
+        return []
+    out = []
+    for depth in sorted({r["depth"] for r in records}):
+        def mean(b):
+            v = [r["eval_loss"] for r in records if r["depth"] == depth and r["target_budget"] == b
+                 and r["eval_loss"] is not None and np.isfinite(r["eval_loss"])]
+            return float(np.mean(v)) if v else None
+        before, after = mean(kept[-1]), mean(dropped[0])
+        if before is not None and after is not None:
+            out.append({"depth": depth, "before": before, "after": after, "rises": after > before})
+    return out
+
+
+def train_split_tokens(records: list[dict]) -> int:
+    """The size of the training split the runs of a sweep read (its corpus, tokenised at its
+    vocabulary)."""
+    cfg = records[0]["config"]
+    return len(load_corpus(cfg["corpus"], cfg["vocab_size"], verbose=False).train)
+
+
+def gpu_pilot_qualifier(name: str = GPU_PILOT) -> str:
+    """The short form of :func:`gpu_pilot_sentence` for a sentence that counts crossings: '' when
+    leaving out the pilot's rising budgets would add no crossing."""
+    g = gpu_pilot_readings(name)
+    extra = [p for p in crossing(g["without"]) if (p["shallow"], p["deep"]) not in
+             {(q["shallow"], q["deep"]) for q in crossing(g["with"])}]
+    if not extra:
+        return ""
+    p = extra[0]
+    lo, hi = p["verdict"]["transition"]["between"]
+    x = next(x for x in p["points"] if x["target_budget"] == hi)
+    return (f"only with {NAMES[name]}'s {_sizes(g['dropped'])} budget left out would its {p['shallow']} vs {p['deep']} "
+            f"cross, between {fmt.count(lo)} and {fmt.count(hi)}, on {words(x['n'])} seeds and a "
+            f"{abs(x['mean']):.3f}-nat gap")

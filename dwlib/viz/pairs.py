@@ -20,8 +20,9 @@ from dwlib.experiments.transition import loss_table
 #: colours readable by colour-blind readers (blue / orange / grey), and a shape per verdict too
 VERDICT_COLOURS = {pairs.BETTER: "#0072b2", pairs.WORSE: "#e69f00", pairs.UNRESOLVED: "#999999"}
 VERDICT_SHAPES = {pairs.BETTER: "triangle-down", pairs.WORSE: "triangle-up", pairs.UNRESOLVED: "circle"}
-#: one colour per depth across the panels (Okabe-Ito: blue, vermilion, green, purple)
-DEPTH_COLOURS = ["#0072b2", "#d55e00", "#009e73", "#cc79a7"]
+#: one colour per depth across the panels, none of them a verdict's colour, so that a gap marker is
+#: never read as a depth (Okabe-Ito: bluish green, reddish purple, black, sky blue)
+DEPTH_COLOURS = ["#009e73", "#cc79a7", "#000000", "#56b4e9"]
 
 
 def _loss_rows(records: list[dict], depths, level: float, budgets) -> pd.DataFrame:
@@ -116,5 +117,6 @@ def figure2(records: list[dict], rule: dict, budgets=None, seeds=None, width: in
     return alt.concat(*views, columns=2).resolve_scale(
         color="independent", fill="independent", stroke="independent", shape="independent").properties(
         title=alt.Title(["Held-out loss of doubling pairs", "at nearly equal size"],
-                        subtitle=[*([conclusion] if conclusion else []), f"points: seed means, {level:.0%} intervals", f"hollow: width below {WIDE}",
+                        subtitle=[*([conclusion] if conclusion else []), f"\u00b1: half-width of the {level:.0%} interval",
+                                  f"points: seed means, {level:.0%} intervals", f"hollow: width below {WIDE}",
                                   "beside or below: the paired gap"], anchor="start"))

@@ -1,0 +1,134 @@
+"""What the experiments verdicts rest on, recomputed from the stored runs independently of the
+dwlib functions the chapters call: a shape whose seeds split at its chosen rate (and the caveat on
+every pair it belongs to), the pilot's half-widths, the GPU pilot read with and without its largest
+budget, the depths of Kaplan et al.'s figure that can lie below their threshold at a real width,
+and the introduction's sentence on the paper's Figure 2."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dwlib import fmt
+from dwlib.book import claims, discussion, figure2
+from dwlib.book import pairs_verdicts as pv
+from dwlib.viz import pairs as vp
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE = json.loads((ROOT / "dwlib" / "data" / "rules" / "cpu-pairs.json").read_text())
+
+
+def _runs(name):
+    lines = (ROOT / "dwlib" / "data" / "sweeps" / f"{name}.jsonl").read_text().splitlines()
+    return [json.loads(x) for x in lines if x.strip()]
+
+
+def _half(gaps):
+    g = np.asarray(gaps, float)
+    return float(stats.t.ppf(0.5 + RULE["level"] / 2, g.size - 1) * g.std(ddof=1) / math.sqrt(g.size))
+
+
+def _complete_shapes():
+    """(budget, depth) -> {seed: loss} at the chosen rate, over the budgets with every seed of every depth."""
+    runs = [r for r in _runs("cpu-pairs") if r.get("chosen") and r["status"] == "completed"]
+    by = {}
+    for r in runs:
+        by.setdefault((r["target_budget"], r["depth"]), {})[r["seed"]] = r["eval_loss"]
+    seeds = {r["seed"] for r in runs}
+    budgets = {b for b, _ in by if all(set(by.get((b, L), {})) == seeds for L in (2, 4, 8))}
+    return {k: v for k, v in by.items() if k[0] in budgets}
+
+
+def test_a_split_shape_is_found_from_the_runs_and_its_caveat_is_carried():
+    target = RULE["half_width_target"]
+    split = []
+    for (b, L), losses in _complete_shapes().items():
+        mine = [losses[s] for s in (0, 1)]
+        rest = [v for s, v in losses.items() if s > 1]
+        if max(min(rest) - max(mine), min(mine) - max(rest)) > target:
+            split.append((b, L, np.mean(rest) - np.mean(mine)))
+    found = [g for g in pv.seed_groups() if g["split"]]
+    assert [(g["target_budget"], g["depth"]) for g in found] == [(b, L) for b, L, _ in sorted(split)]
+    text, caveat = pv.split_sentence(), pv.split_caveat()
+    if not split:
+        assert caveat == "" and "does not split" in text
+        return
+    b, L, gap = sorted(split)[0]
+    assert f"At {fmt.count(b)} the {L}-layer network's six seeds split" in text
+    assert f"{abs(gap):.2f} nats apart on average" in text and "effect of depth" in text
+    pair = next(f"{s} vs {d}" for s, d in RULE["pairs"] if L in (s, d))
+    assert f"{pair} at {fmt.count(b)} is no measure of depth" in caveat
+    # the caveat follows the verdict wherever it is repeated
+    assert caveat in figure2.result_sentence()
+    assert caveat in discussion.numbers()["ds_split"]
+    assert caveat[1:] in claims.worse_row()["book"]
+
+
+def test_the_pilots_half_widths_are_given():
+    text = figure2.pilot_sentence()
+    for name in figure2.PILOTS:
+        runs = {(r["depth"], r["seed"]): r["eval_loss"] for r in _runs(name)}
+        gaps = [runs[(8, s)] - runs[(4, s)] for s in range(6)]
+        assert f"{_half(gaps):.3f} nats at" in text
+    assert "likely" in text
+
+
+def test_the_gpu_pilot_reads_every_budget_and_says_what_leaving_its_largest_out_gives():
+    runs = {(r["depth"], r["target_budget"], r["seed"]): r["eval_loss"] for r in _runs("gpu-slice")}
+    budgets = sorted({b for _, b, _ in runs})
+    row = next(x for x in figure2.earlier_rows() if x["sweep"] == "the GPU pilot" and x["pair"] == "6 vs 12")
+    gaps = {b: [runs[(12, b, s)] - runs[(6, b, s)] for s in (0, 1) if (12, b, s) in runs and (6, b, s) in runs]
+            for b in budgets}
+    top, prev = budgets[-2], budgets[-3]
+    if len(gaps[top]) > 1 and np.mean(gaps[top]) + _half(gaps[top]) < 0 < np.mean(gaps[prev]) - _half(gaps[prev]) \
+            and np.mean(gaps[budgets[-1]]) > 0:
+        assert row["crosses by the rule"] == f"no (yes without {fmt.count(budgets[-1])})"
+        for text in (pv.gpu_pilot_sentence(), figure2.numbers()["fx_reproduced"], figure2.intro_sentence()):
+            assert f"between {fmt.count(prev)} and {fmt.count(top)}" in text
+            assert f"{abs(np.mean(gaps[top])):.3f}" in text
+
+
+def test_the_introductions_sentence_is_one_qualified_sentence():
+    text = figure2.intro_sentence()
+    assert text.count(". ") == 0 and text.endswith(".")
+    assert "Figure 2" in text and "declared" in text
+
+
+def test_only_the_depths_below_their_threshold_at_a_real_width_are_named():
+    models = json.loads((ROOT / "dwlib" / "data" / "models.json").read_text())
+    items = models if isinstance(models, list) else models.get("models", models)
+    widest = max(m["width"] for m in items if isinstance(m, dict) and "width" in m)
+    below = [L for L in discussion.FIGURE1_DEPTHS if 3 ** L < widest]
+    n = discussion.numbers()
+    assert n["f1_widest_width"] == widest
+    assert n["f1_only"] == (f"only depth {below[0]}" if len(below) == 1 else n["f1_only"])
+
+
+def test_no_depth_is_drawn_in_a_verdicts_colour():
+    assert not set(vp.DEPTH_COLOURS) & set(vp.VERDICT_COLOURS.values())
+
+
+def test_figure_7_1s_caption_is_under_150_words():
+    assert len(figure2.caption().split()) < 150
+
+
+def test_the_bounds_table_marks_trained_and_planned_rows():
+    shapes = _complete_shapes()
+    for row in figure2.bounds_rows():
+        s, d = (int(x) for x in row["pair"].split(" vs "))
+        if (row["budget"], s) in shapes and (row["budget"], d) in shapes:
+            assert row["trained"] == "in full"
+        else:
+            assert row["trained"] in ("in part", "not yet")
+
+
+@pytest.mark.parametrize("text", ["predict no advantage", "It does so also"])
+def test_the_discussions_fixed_wording(text):
+    nb = json.loads((ROOT / "book" / "discussion.ipynb").read_text())
+    prose = " ".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert text not in prose and text not in " ".join(str(v) for v in discussion.numbers().values())
