@@ -84,3 +84,20 @@ def test_figure_captions_conclusions_follow_the_verdicts():
     assert "hover" not in cap.lower() and "Hover" not in "".join(
         "".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     assert "most of a larger budget goes into width" in caps["fig-advisor"]
+
+
+def test_a_shape_reads_as_a_table_of_rounded_values():
+    from dwlib.book import guidelines as g
+    from dwlib.core.fit import optimal_shape, verdict
+    t = g.shape_frame(verdict(96, 12288))["value"]
+    assert t["depth L"] == "96" and t["width d"] == "12,288" and t["verdict"] == "too deep"
+    assert t["optimal depth L*"] == f"{verdict(96, 12288)['optimal_depth']:.1f}" and t["L / L*"].count(".") == 1
+    o = g.shape_frame(optimal_shape(175e9))["value"]
+    assert list(o.index) == ["budget 12 L d²", "depth L", "width d"] and o["budget 12 L d²"] == "175B"
+
+
+def test_the_own_fits_table_shows_the_between_column_only_when_a_pair_crosses():
+    from dwlib.book import guidelines as g
+    frame = g.own_fits_table()
+    crosses = (frame["crosses by the rule"] == "yes").any()
+    assert ("between" in frame.columns) == crosses

@@ -160,7 +160,23 @@ def own_fits_table() -> pd.DataFrame:
             rows.append({"sweep": label, "pair": f"{p['shallow']} vs {p['deep']}",
                          "crosses by the rule": "yes" if t else "no",
                          "between": f"{fmt.count(t['between'][0])} and {fmt.count(t['between'][1])}" if t else ""})
-    return pd.DataFrame(rows).set_index(["sweep", "pair"])
+    frame = pd.DataFrame(rows).set_index(["sweep", "pair"])
+    return frame if frame["between"].any() else frame.drop(columns="between")  # no pair crosses: no column
+
+
+def shape_frame(shape: dict) -> pd.DataFrame:
+    """A shape the fit returns (:func:`dwlib.core.fit.optimal_shape` or :func:`~dwlib.core.fit.verdict`)
+    as a table a reader reads: one row a quantity, rounded for reading."""
+    names = {"budget": ("budget 12 L d²", fmt.count), "depth": ("depth L", _shape_value),
+             "width": ("width d", _shape_value), "optimal_depth": ("optimal depth L*", lambda v: f"{v:.1f}"),
+             "optimal_width": ("optimal width d*", lambda v: f"{v:,.0f}"),
+             "depth_ratio": ("L / L*", lambda v: f"{v:.2f}"), "depth_difference": ("L − L*", lambda v: f"{v:+.1f}"),
+             "width_ratio": ("d / d*", lambda v: f"{v:.2f}"), "verdict": ("verdict", str), "rule": ("rule", str)}
+    return pd.DataFrame({"value": {names[k][0]: names[k][1](v) for k, v in shape.items() if k in names}})
+
+
+def _shape_value(v) -> str:
+    return f"{v:,}" if isinstance(v, (int, np.integer)) else f"{v:,.1f}"
 
 
 # ---------------------------------------------------------------------------------------------
