@@ -10,10 +10,10 @@
  * header cells only): it gives every cell of the other rows data-dw-label, the texts of the
  * header cells above its column (a pandas table's several header rows, its column groups and its
  * index names each contribute, joined by " · "), wraps the cell's contents in one box (see wrap),
- * and gives class dw-stack to the table. A row header
- * that spans several rows (pandas' grouped index) is copied, hidden on wide screens, into each
- * row it spans, so that every block names its row. Tables inside charts and ipywidgets are left
- * alone, as are tables without a header row. The table carries data-dw-stack="1" once prepared.
+ * and gives class dw-stack to the table. A row header that spans several rows (pandas' grouped
+ * index) is copied, hidden on wide screens, into each row it spans, so that every block names
+ * its row. Tables inside charts and ipywidgets are left alone, as are tables without a header
+ * row. The table carries data-dw-stack="1" once prepared.
  */
 (function () {
   "use strict";
@@ -101,9 +101,9 @@
       labels.push(parts.join(SEP));
     }
     let long = false;
+    const copies = [];
     body.forEach((row, k) => {
       const r = head.length + k;
-      let last = null;  // the last cell placed in this row, in column order
       for (let c = 0; c < width; c++) {
         const cell = grid[r][c];
         if (!cell || (c > 0 && grid[r][c - 1] === cell)) {
@@ -122,19 +122,22 @@
             cell.classList.add("dw-stack-empty");
           }
           long = long || text(cell).length > LONG;
-          last = cell;
-        } else if (cell.tagName === "TH" && (r === 0 || grid[r - 1][c] === cell)) {
-          // a row header spanning rows above: a copy names this row's block too
-          const copy = cell.cloneNode(true);
-          copy.removeAttribute("rowspan");
-          copy.removeAttribute("id");
-          copy.classList.add("dw-stack-copy");
-          copy.setAttribute("aria-hidden", "true");
-          copy.dataset.dwLabel = labels[c];
-          row.insertBefore(copy, last ? last.nextSibling : row.firstChild);
-          last = copy;
+        } else if (cell.tagName === "TH") {
+          // a row header spanning from a row above: a copy names this row's block too
+          copies.push([cell, c]);
         }
       }
+      // The copies go last in the row, as plain cells, so that no selector of the ordinary
+      // table (pandas' th:only-of-type, the theme's th ~ td borders) matches differently; the
+      // stylesheet draws them first in the block (order: -1), in column order.
+      copies.splice(0).forEach(([cell, c]) => {
+        const copy = document.createElement("td");
+        copy.className = "dw-stack-copy";
+        copy.setAttribute("aria-hidden", "true");
+        copy.dataset.dwLabel = labels[c];
+        copy.append(...[...cell.childNodes].map(n => n.cloneNode(true)));
+        row.appendChild(copy);
+      });
     });
     table.classList.add("dw-stack");
     if (long) {
