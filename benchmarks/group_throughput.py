@@ -81,11 +81,11 @@ def time_together(shape, runs: int, chunk: int, steps: int, seq: int = SEQ, batc
     rng = np.random.default_rng(0)
     batches = group.batches(rng.integers(0, VOCAB, (chunk, runs, batch, seq + 1)).astype(np.int32))
     params, opt = state["params"], state["opt_state"]
-    params, opt, losses = group.train_chunk(params, opt, batches, peaks, np.int32(chunk))  # compile
+    params, opt, losses = group.train_chunk(params, opt, batches, peaks)  # compile
     losses.block_until_ready()
     t0 = time.perf_counter()
     for _ in range(steps // chunk):
-        params, opt, losses = group.train_chunk(params, opt, batches, peaks, np.int32(chunk))
+        params, opt, losses = group.train_chunk(params, opt, batches, peaks)
     losses.block_until_ready()
     return time.perf_counter() - t0, group.mesh.devices.size
 

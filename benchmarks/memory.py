@@ -70,7 +70,7 @@ def measure(shape: tuple[int, ...], folder: Path) -> dict:
     tokens = jax.ShapeDtypeStruct((1, 1, batch, seq_len + 1), jnp.int32,
                                   sharding=NamedSharding(steps.mesh, PartitionSpec(None, "runs", "data")))
     peaks = steps.by_run(np.ones(1, np.float32))
-    plan = steps.train_chunk.lower(state["params"], state["opt_state"], tokens, peaks, np.int32(1)).compile().memory_analysis()
+    plan = steps.train_chunk.lower(state["params"], state["opt_state"], tokens, peaks).compile().memory_analysis()
     xla = (plan.temp_size_in_bytes + plan.argument_size_in_bytes) * len(devices)
     proc = subprocess.run([sys.executable, "-c", RUN, json.dumps(spec)], capture_output=True, text=True)
     if proc.returncode != 0:

@@ -142,7 +142,7 @@ def dwlib_step(depth, width, heads, seq=SEQ, batch_size=BATCH, dtype="float32", 
     peaks = steps.by_run(np.asarray([cfg.optim.lr], np.float32))
 
     def step():
-        state[0], state[1], loss = steps.train_chunk(state[0], state[1], batch, peaks, np.int32(1))
+        state[0], state[1], loss = steps.train_chunk(state[0], state[1], batch, peaks)
         loss.block_until_ready()
 
     return step

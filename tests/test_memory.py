@@ -39,7 +39,7 @@ def xla_bytes(cfg: TrainConfig, devices: list) -> int:
     batch = jax.ShapeDtypeStruct((1, 1, cfg.batch_size, cfg.model.seq_len + 1), jnp.int32,
                                  sharding=NamedSharding(steps.mesh, PartitionSpec(None, "runs", "data")))
     peaks = steps.by_run(np.ones(1, np.float32))
-    stats = steps.train_chunk.lower(state["params"], state["opt_state"], batch, peaks, np.int32(1)).compile().memory_analysis()
+    stats = steps.train_chunk.lower(state["params"], state["opt_state"], batch, peaks).compile().memory_analysis()
     return stats.temp_size_in_bytes + stats.argument_size_in_bytes
 
 

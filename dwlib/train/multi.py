@@ -6,7 +6,7 @@ the compiled steps of :mod:`dwlib.train.step`:
 
     for each chunk of steps:                                  # one dispatch
         batches = [train_batch(seed_r, step) for each run r, each step of the chunk]
-        state = loop(vmap(train_step over runs), state, batches)   # (chunk, runs) losses
+        state = scan(vmap(train_step over runs), state, batches)   # (chunk, runs) losses
         at an evaluation step: each run's held-out (and validation) loss
 
 A chunk never steps over an evaluation, a checkpoint, the stopping point or the end, so those
@@ -115,7 +115,9 @@ def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None 
     curves = [new_curve(c) for c in cfgs] if curves is None else curves
     evaluate = functools.partial(_evaluate, steps, _eval_sets(steps, corpus, cfg), curves)
     step = state["step"]
-    length = min(chunk, cfg.steps)  # every chunk's batches padded to this length: one compilation
+    # a full chunk is a scan of this length; a shorter one (before an evaluation, a checkpoint or
+    # the end) is padded to it and trains its first n steps: two compilations for any run
+    length = min(chunk, cfg.steps)
     if step == 0 and cfg.eval_interval:
         evaluate(params, 0)
     bar = tqdm(total=end, initial=step, disable=not progress, unit="step", dynamic_ncols=True,
@@ -123,8 +125,9 @@ def train_group(cfgs: list[TrainConfig], *, chunk: int = 50, state: dict | None 
     while step < end and any(c["diverged_step"] is None for c in curves):
         n = chunk_length(step, end, chunk, cfg.eval_interval, checkpoint_interval)
         t0 = time.perf_counter()
-        params, opt_state, losses = steps.train_chunk(params, opt_state, steps.batches(
-            _chunk_batches(corpus, cfgs, step, n, length)), peaks, np.int32(n))
+        placed = steps.batches(_chunk_batches(corpus, cfgs, step, n, length))
+        params, opt_state, losses = (steps.train_chunk(params, opt_state, placed, peaks) if n == length else
+                                     steps.train_steps(params, opt_state, placed, peaks, np.int32(n)))
         losses = np.asarray(losses)[:n]
         seconds = time.perf_counter() - t0
         _record_losses(curves, losses, step)

@@ -1,5 +1,5 @@
 """The one compiled training code: a group of runs of one shape, ``vmap`` over the runs,
-a loop over a chunk of steps, on a 2-axis mesh ("runs", "data").
+``lax.scan`` over a chunk of steps, on a 2-axis mesh ("runs", "data").
 
 A single run is a group of one. The run axis gets the largest number of devices that divides
 the number of runs; the data axis the rest of the devices, as many as divide the batch evenly
@@ -76,14 +76,17 @@ def place(mesh: Mesh, tree, spec: P):
 
 @dataclasses.dataclass(frozen=True)
 class GroupSteps:
-    """The compiled pieces of a group: ``train_chunk(params, opt_state, batches, peaks, n)``
-    (``batches``: (chunk, runs, batch, seq + 1), of which the first ``n`` are trained; returns
-    the new state and (chunk, runs) losses, zeros past ``n``),
+    """The compiled pieces of a group: ``train_chunk(params, opt_state, batches, peaks)``
+    (``batches``: (chunk, runs, batch, seq + 1); returns the new state and (chunk, runs) losses:
+    a ``scan``, compiled per chunk length), ``train_steps(params, opt_state, batches, peaks, n)``
+    (the same over the first ``n`` batches only, a traced count, losses past ``n`` zeros: one
+    compilation for every shorter chunk),
     ``eval_losses(params, windows)`` ((runs,) mean losses over (n, batch, seq + 1) windows),
     ``init_opt``, ``squeeze``/``unsqueeze`` (a group of one's state without / with its run axis,
     as a single run's checkpoints hold it) and the schedule with a peak of 1."""
 
     train_chunk: object
+    train_steps: object
     eval_losses: object
     init_opt: object
     squeeze: object
@@ -136,9 +139,17 @@ def make_group_steps(cfg_key: tuple, runs: int, devices: tuple | None = None) ->
     by_run, everywhere = NamedSharding(mesh, P("runs")), NamedSharding(mesh, P())  # losses: read by every process
 
     @functools.partial(jax.jit, donate_argnums=(0, 1), out_shardings=(by_run, by_run, everywhere))
-    def train_chunk(params, opt_state, batches, peaks, n):
-        # n steps (a traced count, n <= len(batches)), so that the chunks of every length
-        # share one compilation; the losses past n are zeros
+    def train_chunk(params, opt_state, batches, peaks):
+        def body(state, batch):
+            params, opt_state, loss = every_run(*state, batch, peaks)
+            return (params, opt_state), loss
+        (params, opt_state), losses = jax.lax.scan(body, (params, opt_state), batches)
+        return params, opt_state, losses
+
+    @functools.partial(jax.jit, donate_argnums=(0, 1), out_shardings=(by_run, by_run, everywhere))
+    def train_steps(params, opt_state, batches, peaks, n):
+        # the first n of the batches (a traced count), so that the shorter chunks before an
+        # evaluation, a checkpoint or the end share one compilation; the losses past n are zeros
         def body(i, state):
             params, opt_state, losses = state
             params, opt_state, loss = every_run(params, opt_state, batches[i], peaks)
@@ -154,4 +165,4 @@ def make_group_steps(cfg_key: tuple, runs: int, devices: tuple | None = None) ->
     squeeze = jax.jit(lambda tree: jax.tree.map(lambda a: a[0], tree), out_shardings=everywhere)
     unsqueeze = jax.jit(lambda tree: jax.tree.map(lambda a: a[None], tree), out_shardings=by_run)
     init_opt = jax.jit(jax.vmap(tx.init), out_shardings=by_run)
-    return GroupSteps(train_chunk, eval_losses, init_opt, squeeze, unsqueeze, unit, mesh)
+    return GroupSteps(train_chunk, train_steps, eval_losses, init_opt, squeeze, unsqueeze, unit, mesh)
