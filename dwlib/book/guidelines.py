@@ -348,7 +348,20 @@ def _own_numbers() -> dict:
         "own_slope_text": ("no sweep has two, so there is no measured slope" if not two
                            else f"{', '.join(two)} {'has' if len(two) == 1 else 'have'} two"),
         "own_scope": scope_sentence(),
+        "own_caveats": own_caveats(),
     }
+
+
+def own_caveats() -> str:
+    """What qualifies the count of crossings, in the words the other chapters use: the GPU pilot's
+    largest budget (:func:`~dwlib.book.pairs_verdicts.gpu_pilot_qualifier`) and a shape whose seeds
+    split at its chosen rate (:func:`~dwlib.book.pairs_verdicts.split_caveat`); '' when neither."""
+    split = pv.split_caveat()
+    parts = [p for p in (pv.gpu_pilot_qualifier(), split and f"in {pv.NAMES[pv.RULE_SWEEP]}, {split}") if p]
+    if not parts:
+        return ""
+    text = "; and ".join(parts) if len(parts) == 2 else parts[0]
+    return f"Two qualifications: {text}." if len(parts) == 2 else f"One qualification: {text}."
 
 
 def _pairs_text(n_sweeps: int, n_pairs: int, n_cross: int) -> str:
