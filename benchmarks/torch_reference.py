@@ -51,7 +51,7 @@ class LM(nn.Module):
         self.ln = nn.LayerNorm(width)
 
     def forward(self, idx):
-        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
         for blk in self.blocks:
             x = blk(x)
         return self.ln(x) @ self.tok.weight.T
