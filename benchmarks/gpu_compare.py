@@ -27,6 +27,8 @@ Usage (on a GPU): python benchmarks/gpu_compare.py [--batches 32 64 96 128] [--p
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import gc
 import gzip
 import json
 import os
@@ -203,6 +205,65 @@ class TorchStep:
             self.torch.cuda.synchronize()
 
 
+def _layer_norm_keeping_xhat():
+    """The fast LayerNorm as it was before it kept x instead of the float32 x^ (for --ablate)."""
+    import jax
+    import jax.numpy as jnp
+
+    from dwlib.train import fast
+
+    @jax.custom_vjp
+    def layer_norm(x, scale, bias):
+        return fwd(x, scale, bias)[0]
+
+    def fwd(x, scale, bias, eps=1e-5):
+        x32 = x.astype(jnp.float32)
+        xc = x32 - jnp.mean(x32, axis=-1, keepdims=True)
+        rstd = jax.lax.rsqrt(jnp.mean(xc * xc, axis=-1, keepdims=True) + eps)
+        xhat = xc * rstd
+        return (xhat * scale + bias).astype(x.dtype), (rstd, scale, xhat)
+
+    def bwd(res, dy):  # the same formula as fast's, from the kept x^
+        rstd, scale, xhat = res
+        dtype, dy = dy.dtype, dy.astype(jnp.float32)
+        g = dy * scale
+        dx = rstd * (g - jnp.mean(g, axis=-1, keepdims=True) - xhat * jnp.mean(g * xhat, axis=-1, keepdims=True))
+        axes = tuple(range(dy.ndim - 1))
+        return dx.astype(dtype), jnp.sum(dy * xhat, axis=axes), jnp.sum(dy, axis=axes)
+
+    layer_norm.defvjp(fwd, bwd)
+    return lambda x, scale, bias, eps=1e-5: layer_norm(x, scale, bias)
+
+
+def ablate(mine, shape, seq, batch, rounds, warmup) -> dict:
+    """dwlib's step against itself with one fast operation as before (JAX's derivative of GELU;
+    LayerNorm keeping x^), alternating: median ms of each and the median paired ratio."""
+    from dwlib.train import fast
+    from dwlib.train.model import PLAIN
+    from dwlib.train.step import make_group_steps
+
+    current, out = fast.OPS, {}
+    for name, ops in (("gelu_plain", dataclasses.replace(current, gelu=PLAIN.gelu)),
+                      ("layer_norm_keeping_xhat", dataclasses.replace(current, layer_norm=_layer_norm_keeping_xhat()))):
+        fast.OPS = ops
+        make_group_steps.cache_clear()
+        try:
+            other = DwlibStep(shape, seq, batch)
+            other()
+            t = alternate({"now": mine, "before": other}, rounds, warmup)
+            out[name] = {"now_ms": round(statistics.median(t["now"]) * 1e3, 2),
+                         "before_ms": round(statistics.median(t["before"]) * 1e3, 2),
+                         "before_over_now": round(statistics.median([b / n for n, b in zip(t["now"], t["before"])]), 3)}
+        except Exception as err:
+            out[name] = {"failed": str(err).splitlines()[0][:200]}
+        finally:
+            fast.OPS = current
+            make_group_steps.cache_clear()
+            other = None
+            gc.collect()
+    return out
+
+
 def timed(fn) -> float:
     t0 = time.perf_counter()
     fn()
@@ -255,6 +316,8 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=20, help="timed steps of each side per batch")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps of each side after the first")
     p.add_argument("--profile-batch", type=int, default=None)
+    p.add_argument("--ablate", action="store_true",
+                   help="at the profiled batch, also time dwlib's step with each fast operation made as before")
     p.add_argument("--chunk", type=int, default=0, help="also time dwlib with this many steps per dispatch")
     p.add_argument("--out", default=None, help="folder for the JSON lines and profile summaries")
     p.add_argument("--smoke", action="store_true", help="CPU check: a tiny shape, no torch.compile")
@@ -289,6 +352,7 @@ def main(argv=None) -> int:
         log.write(json.dumps(head) + "\n")
     for batch in a.batches:
         row = {"batch": batch}
+        rounds = 2 if a.smoke else a.rounds
         try:
             t0 = time.perf_counter()
             mine = DwlibStep(shape, seq, batch)
@@ -299,14 +363,31 @@ def main(argv=None) -> int:
             theirs()
             row["torch_first_s"] = round(time.perf_counter() - t0, 1)
             row["params"] = {"dwlib": mine.params, "torch": theirs.params}
-            times = alternate({"dwlib": mine, "torch": theirs}, 2 if a.smoke else a.rounds, a.warmup)
-        except Exception as err:  # out of memory at a large batch: say so, go on
-            row["failed"] = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
-            print(json.dumps(row), flush=True)
-            rows.append(row)
-            log and (log.write(json.dumps(row) + "\n"), log.flush())
+            times = alternate({"dwlib": mine, "torch": theirs}, rounds, a.warmup)
+        except Exception as err:  # both do not fit at once: each alone, the reference first (it frees its memory)
+            row["paired_failed"] = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
             mine = theirs = None
-            continue
+            gc.collect()
+            times = {}
+            try:
+                if gpu:
+                    torch.cuda.empty_cache()
+                theirs = TorchStep(ref, shape, seq, batch, compile=not a.smoke)
+                times["torch"] = alternate({"torch": theirs}, rounds, a.warmup + 1)["torch"]
+                theirs = None
+                gc.collect()
+                if gpu:
+                    torch.cuda.empty_cache()
+                mine = DwlibStep(shape, seq, batch)
+                times["dwlib"] = alternate({"dwlib": mine}, rounds, a.warmup + 1)["dwlib"]
+                row["alone"] = True
+            except Exception as err2:
+                row["failed"] = str(err2).splitlines()[0][:200] if str(err2) else type(err2).__name__
+                print(json.dumps(row), flush=True)
+                rows.append(row)
+                log and (log.write(json.dumps(row) + "\n"), log.flush())
+                mine = theirs = None
+                continue
         tokens = batch * seq
         for side in ("dwlib", "torch"):
             best, med = min(times[side]), statistics.median(times[side])
@@ -316,9 +397,12 @@ def main(argv=None) -> int:
                          "share_datasheet": sheet and round(full * tokens / med / sheet, 3),
                          "share_datasheet_causal": sheet and round(causal * tokens / med / sheet, 3),
                          "share_measured_jax_product": round(full * tokens / med / (rates["jax_tflops"] * 1e12), 3)}
-        ratios = [t / d for d, t in zip(times["dwlib"], times["torch"])]
-        row["ratio_torch_over_dwlib_median"] = round(statistics.median(ratios), 3)
-        row["ratio_range"] = [round(min(ratios), 3), round(max(ratios), 3)]
+        if row.get("alone"):  # not paired: the ratio of the medians
+            row["ratio_torch_over_dwlib_median"] = round(statistics.median(times["torch"]) / statistics.median(times["dwlib"]), 3)
+        else:
+            ratios = [t / d for d, t in zip(times["dwlib"], times["torch"])]
+            row["ratio_torch_over_dwlib_median"] = round(statistics.median(ratios), 3)
+            row["ratio_range"] = [round(min(ratios), 3), round(max(ratios), 3)]
         if gpu:
             row["torch_max_alloc_gb"] = round(torch.cuda.max_memory_allocated() / 2**30, 1)
             stats = jax.devices()[0].memory_stats() or {}
@@ -326,8 +410,11 @@ def main(argv=None) -> int:
         if a.profile_batch == batch:
             where = Path("/tmp") / f"dwlib-jax-trace-{batch}"
             row["profile_dwlib"] = profile_jax(mine, 3, where, row["dwlib"]["median_ms"] / 1e3)
-            if gpu:
+            if gpu and theirs is not None:
                 row["profile_torch"] = profile_torch(theirs, 3, row["torch"]["median_ms"] / 1e3)
+            if a.ablate and mine is not None:
+                theirs = None
+                row["ablation"] = ablate(mine, shape, seq, batch, rounds, a.warmup)
         if a.chunk and a.profile_batch in (None, batch):
             try:
                 many = DwlibStep(shape, seq, batch, chunk=a.chunk)

@@ -5,7 +5,7 @@
 set -o pipefail
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache
-[ -d .devcache/inductor-cache ] && cp -r .devcache/inductor-cache /tmp/
+[ -f .devcache/inductor-cache.tgz ] && tar xzf .devcache/inductor-cache.tgz -C /tmp
 export XLA_FLAGS="--xla_dump_to=/tmp/xla-dump --xla_dump_hlo_as_text --xla_dump_hlo_module_re=.*train_chunk.*"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,memory.total --format=csv | tee "$OUT/device.txt"
 python3 -c "import jax, flax, optax, torch; print('jax', jax.__version__, 'flax', flax.__version__, 'optax', optax.__version__, 'torch', torch.__version__)" | tee -a "$OUT/device.txt"
