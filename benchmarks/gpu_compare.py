@@ -235,16 +235,36 @@ def _layer_norm_keeping_xhat():
     return lambda x, scale, bias, eps=1e-5: layer_norm(x, scale, bias)
 
 
-def ablate(mine, shape, seq, batch, rounds, warmup) -> dict:
-    """dwlib's step against itself with one fast operation as before (JAX's derivative of GELU;
-    LayerNorm keeping x^), alternating: median ms of each and the median paired ratio."""
+def _gelu_erf32():
+    """A candidate: the same GELU and gradient, its forward pass written as x Phi(x) with erf in
+    float32 (the plain one calls erfc on the input's dtype)."""
+    import jax
+    import jax.numpy as jnp
+
+    from dwlib.train import fast
+
+    @jax.custom_vjp
+    def gelu(x):
+        x32 = x.astype(jnp.float32)
+        return (x32 * (0.5 + 0.5 * jax.lax.erf(x32 * 0.7071067811865476))).astype(x.dtype)
+
+    gelu.defvjp(lambda x: (gelu(x), x), fast._gelu_bwd)
+    return gelu
+
+
+def ablate(mine, shape, seq, batch, rounds, warmup, which=("gelu_plain", "layer_norm_keeping_xhat")) -> dict:
+    """dwlib's step against itself with one fast operation changed (as before: JAX's derivative
+    of GELU, LayerNorm keeping x^; or a candidate: GELU's forward pass with erf in float32),
+    alternating: median ms of each and the median paired ratio."""
     from dwlib.train import fast
     from dwlib.train.model import PLAIN
     from dwlib.train.step import make_group_steps
 
     current, out = fast.OPS, {}
-    for name, ops in (("gelu_plain", dataclasses.replace(current, gelu=PLAIN.gelu)),
-                      ("layer_norm_keeping_xhat", dataclasses.replace(current, layer_norm=_layer_norm_keeping_xhat()))):
+    variants = {"gelu_plain": lambda: dataclasses.replace(current, gelu=PLAIN.gelu),
+                "layer_norm_keeping_xhat": lambda: dataclasses.replace(current, layer_norm=_layer_norm_keeping_xhat()),
+                "gelu_erf32": lambda: dataclasses.replace(current, gelu=_gelu_erf32())}
+    for name, ops in ((n, variants[n]()) for n in which):
         fast.OPS = ops
         make_group_steps.cache_clear()
         try:
@@ -316,8 +336,10 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=20, help="timed steps of each side per batch")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps of each side after the first")
     p.add_argument("--profile-batch", type=int, default=None)
-    p.add_argument("--ablate", action="store_true",
-                   help="at the profiled batch, also time dwlib's step with each fast operation made as before")
+    p.add_argument("--ablate", nargs="?", const="gelu_plain,layer_norm_keeping_xhat", default=None,
+                   help="at the profiled batch, also time dwlib's step with each fast operation made as before "
+                        "(or the comma-separated variants named: gelu_plain, layer_norm_keeping_xhat, gelu_erf32)")
+    p.add_argument("--no-torch", action="store_true", help="dwlib's step only")
     p.add_argument("--chunk", type=int, default=0, help="also time dwlib with this many steps per dispatch")
     p.add_argument("--out", default=None, help="folder for the JSON lines and profile summaries")
     p.add_argument("--smoke", action="store_true", help="CPU check: a tiny shape, no torch.compile")
@@ -358,12 +380,16 @@ def main(argv=None) -> int:
             mine = DwlibStep(shape, seq, batch)
             mine()
             row["dwlib_first_s"] = round(time.perf_counter() - t0, 1)
-            t0 = time.perf_counter()
-            theirs = TorchStep(ref, shape, seq, batch, compile=not a.smoke)
-            theirs()
-            row["torch_first_s"] = round(time.perf_counter() - t0, 1)
-            row["params"] = {"dwlib": mine.params, "torch": theirs.params}
-            times = alternate({"dwlib": mine, "torch": theirs}, rounds, a.warmup)
+            if a.no_torch:
+                theirs = None
+                times = alternate({"dwlib": mine}, rounds, a.warmup)
+            else:
+                t0 = time.perf_counter()
+                theirs = TorchStep(ref, shape, seq, batch, compile=not a.smoke)
+                theirs()
+                row["torch_first_s"] = round(time.perf_counter() - t0, 1)
+                row["params"] = {"dwlib": mine.params, "torch": theirs.params}
+                times = alternate({"dwlib": mine, "torch": theirs}, rounds, a.warmup)
         except Exception as err:  # both do not fit at once: each alone, the reference first (it frees its memory)
             row["paired_failed"] = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
             mine = theirs = None
@@ -389,7 +415,7 @@ def main(argv=None) -> int:
                 mine = theirs = None
                 continue
         tokens = batch * seq
-        for side in ("dwlib", "torch"):
+        for side in (x for x in ("dwlib", "torch") if x in times):
             best, med = min(times[side]), statistics.median(times[side])
             row[side] = {"best_ms": round(best * 1e3, 2), "median_ms": round(med * 1e3, 2),
                          "tflops": round(full * tokens / med / 1e12, 1),
@@ -397,7 +423,9 @@ def main(argv=None) -> int:
                          "share_datasheet": sheet and round(full * tokens / med / sheet, 3),
                          "share_datasheet_causal": sheet and round(causal * tokens / med / sheet, 3),
                          "share_measured_jax_product": round(full * tokens / med / (rates["jax_tflops"] * 1e12), 3)}
-        if row.get("alone"):  # not paired: the ratio of the medians
+        if "torch" not in times:
+            pass
+        elif row.get("alone"):  # not paired: the ratio of the medians
             row["ratio_torch_over_dwlib_median"] = round(statistics.median(times["torch"]) / statistics.median(times["dwlib"]), 3)
         else:
             ratios = [t / d for d, t in zip(times["dwlib"], times["torch"])]
@@ -414,7 +442,7 @@ def main(argv=None) -> int:
                 row["profile_torch"] = profile_torch(theirs, 3, row["torch"]["median_ms"] / 1e3)
             if a.ablate and mine is not None:
                 theirs = None
-                row["ablation"] = ablate(mine, shape, seq, batch, rounds, a.warmup)
+                row["ablation"] = ablate(mine, shape, seq, batch, rounds, a.warmup, tuple(a.ablate.split(",")))
         if a.chunk and a.profile_batch in (None, batch):
             try:
                 many = DwlibStep(shape, seq, batch, chunk=a.chunk)
@@ -435,8 +463,9 @@ def main(argv=None) -> int:
     print(f"{'batch':>5} | {'dwlib ms':>9} {'torch ms':>9} {'torch/dwlib':>11} | {'dwlib %sheet':>12} {'(causal)':>8} | "
           f"{'torch %sheet':>12} {'(causal)':>8}")
     for r in sorted(rows, key=lambda r: r["batch"]):
-        if "failed" in r:
-            print(f"{r['batch']:>5} | failed: {r['failed'][:90]}")
+        if "failed" in r or "torch" not in r:
+            print(f"{r['batch']:>5} | " + (f"failed: {r['failed'][:90]}" if "failed" in r else
+                                           f"dwlib {r['dwlib']['median_ms']:.1f} ms {r.get('ablation', '')}"))
             continue
         d, t = r["dwlib"], r["torch"]
         pct = (lambda x: f"{100 * x:.1f}%" if x is not None else "-")
