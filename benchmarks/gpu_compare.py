@@ -347,12 +347,15 @@ def main(argv=None) -> int:
     if min(a.batches, default=0) < 1 or a.rounds < 1 or a.warmup < 0 or a.chunk < 0:
         fail("batches and rounds must be positive, warm-up and chunk not negative")
     import jax
-    import torch
 
     shape, seq = (SMOKE_SHAPE, SMOKE_SEQ) if a.smoke else (SHAPE, SEQ)
     gpu = jax.devices()[0].platform == "gpu"
     if not gpu and not a.smoke:
         fail(f"JAX sees no GPU ({jax.devices()[0].platform}); use --smoke on a CPU")
+    try:
+        import torch
+    except ImportError:
+        fail("torch is not importable (on a CPU: pip install torch==2.13.0)")
     if gpu and not torch.cuda.is_available():
         fail("PyTorch sees no GPU")
     out = Path(a.out) if a.out else None

@@ -145,3 +145,27 @@ def test_the_ablation_refuses_a_bad_shape(refused):
     proc = subprocess.run([sys.executable, str(BENCH / "ops_ablation.py"), "--shapes", "2,30,4"],
                           capture_output=True, text=True, timeout=120)
     refused(proc.returncode, proc.stderr, "heads dividing width", proc.stdout)
+
+
+def test_the_gpu_comparison_sorts_kernels_by_what_they_do():
+    """benchmarks/gpu_compare.py's profile summary: kernel names as the H100 profiles printed
+    them, each under its kind, and the step's share with no kernel running."""
+    gc = _script("gpu_compare")
+    names = {"nvjet_sm90_tst_128x160_64x5_2x1_v_bz_TNT": "matmul", "gemm_fusion_dot_390": "matmul",
+             "cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x64": "attention",
+             "void cudnn::fusion::compute_dot_do_o_specialized<true, 64>(void const*)": "attention",
+             "loop_multiply_fusion_11": "other", "input_convert_reduce_fusion": "other", "MemcpyD2D": "copy"}
+    assert {n: gc.kind_of(n) for n in names} == names
+    summary = gc.summarise({"gemm_a": 0.06, "loop_add_fusion": 0.03, "op:fusion.1": 0.5}, steps=3, step_s=0.04)
+    assert summary["kernel_ms"] == 30.0 and summary["idle_share"] == 0.25  # 30 of 40 ms busy; XLA ops apart
+    assert summary["by_kind_ms"] == {"matmul": 20.0, "other": 10.0}
+    assert summary["top_xla_ops_ms"] == [["fusion.1", 166.667]]
+    full, causal = gc.flop_counts(12, 768, 1024)
+    assert full == 627_462_144 and full - causal == 6 * 12 * 1024 * 768  # the causal half of the attention products
+
+
+def test_the_gpu_comparison_refuses_a_cpu_and_bad_input(refused):
+    for args, named in ((["--rounds", "0"], "positive"), ([], "no GPU")):
+        proc = subprocess.run([sys.executable, str(BENCH / "gpu_compare.py"), *args],
+                              capture_output=True, text=True, timeout=120, cwd=BENCH)
+        refused(proc.returncode, proc.stderr, named, proc.stdout)
