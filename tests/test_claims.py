@@ -97,6 +97,8 @@ def test_gpt3_and_trillion_rows_against_a_bisection_of_the_fit():
     depth, width = claims.trillion_rows()
     L = _optimal_depth(1e12)
     assert f"{L:.1f}" in depth["book"] and f"{math.exp(A + B * L):,.0f}" in width["book"]
+    assert f"{abs(L - 92):.1f} layers ({abs(L - 92) / 92:.0%}) from the authors' 92" in depth["book"]
+    assert ("inside" if abs(L - 92) <= 0.1 * L else "outside") + " the near-optimal band" in depth["book"]
     assert depth["agreement"] == ("agrees" if round(L) == 92 else
                                   "agrees within the tolerance" if abs(L - 92) <= 0.1 * L else "differs")
     assert width["agreement"] == ("agrees" if round(math.exp(A + B * L), -3) == 30_000 else "differs")

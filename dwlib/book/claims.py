@@ -458,7 +458,9 @@ def trillion_rows() -> list[dict]:
     width_ok = float(f"{d:.2g}") == AUTHORS_1T_WIDTH
     return [
         _row("optimal depth of a 1-trillion parameter network", "guidelines", f"{AUTHORS_1T_DEPTH} {ARXIV}",
-             f"L* = {L:.1f} (tolerance ± {tol:.1f} layers)",
+             f"L* = {L:.1f}: {abs(L - AUTHORS_1T_DEPTH):.1f} layers ({abs(L - AUTHORS_1T_DEPTH) / AUTHORS_1T_DEPTH:.0%}) "
+             f"from the authors' {AUTHORS_1T_DEPTH}, "
+             + ("inside" if depth_ok else "outside") + f" the near-optimal band of ± {tol:.1f} layers",
              "agrees" if round(L) == AUTHORS_1T_DEPTH else "agrees within the tolerance" if depth_ok else "differs",
              "guidelines"),
         _row("optimal width of a 1-trillion parameter network", "guidelines", f"{AUTHORS_1T_WIDTH / 1e3:.0f}K {ARXIV}",

@@ -4,6 +4,7 @@ test_pages.py and test_reading.py."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
@@ -64,6 +65,24 @@ def open_page(browser, url, viewport="desktop"):
     page.goto(url, wait_until="load")
     page.wait_for_load_state("networkidle")
     return page, problems
+
+
+@contextlib.contextmanager
+def chapter_page(browser, server, path, viewport="desktop"):
+    """A chapter's page at ``viewport``, drawn as far as it draws (what is missing is
+    test_pages' to report), closed afterwards; the test is skipped if the address redirects."""
+    url = f"{server}/{path}"
+    page, _ = open_page(browser, url, viewport)
+    try:
+        if page.url.split("#")[0] != url:
+            pytest.skip(f"{path} redirects to {page.url}")
+        try:
+            wait_drawn(page)
+        except Exception:
+            pass
+        yield page
+    finally:
+        page.close()
 
 
 def wait_drawn(page):

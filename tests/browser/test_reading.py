@@ -28,7 +28,7 @@ import re
 import pytest
 # the built book, its server (a fixture) and how a page is opened: tests/browser/built_book.py
 from built_book import HTML, PAGES, server  # noqa: F401  (server: a fixture)
-from built_book import open_page as _open, wait_drawn as _wait_drawn
+from built_book import chapter_page
 
 PHONE_WIDTHS = (390, 360, 320)
 # Chart texts are compared at the widest and the narrowest phone (a chart redraws at each width,
@@ -193,15 +193,7 @@ CHAPTERS = [p for p in PAGES if p.startswith("book/") and not p.endswith("biblio
 
 @pytest.mark.parametrize("path", CHAPTERS)
 def test_phone_page_holds(server, browser, path):  # noqa: F811
-    url = f"{server}/{path}"
-    page, _ = _open(browser, url, "phone")
-    try:
-        if page.url.split("#")[0] != url:
-            pytest.skip(f"{path} redirects to {page.url}")
-        try:
-            _wait_drawn(page)
-        except Exception:  # what is missing is test_pages' to report
-            pass
+    with chapter_page(browser, server, path, "phone") as page:
         failures = []
         for width in PHONE_WIDTHS:
             _math_fitted(page, width)
@@ -212,9 +204,7 @@ def test_phone_page_holds(server, browser, path):  # noqa: F811
                 failures += [f"at {width} px, chart texts overlap: {p}" for p in page.evaluate(_OVERLAP_JS)]
         failures += [f"at {PHONE_WIDTHS[-1]} px, moving it changes nothing on the page: {c}"
                      for c in _dead_controls(page)]
-        assert not failures, f"{path}:\n" + "\n".join(failures)
-    finally:
-        page.close()
+    assert not failures, f"{path}:\n" + "\n".join(failures)
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 # the built book, its server (a fixture) and how a page is opened: tests/browser/built_book.py
 from built_book import PAGES, server  # noqa: F401  (server: a fixture)
-from built_book import open_page as _open, wait_drawn as _wait_drawn
+from built_book import chapter_page
 
 ASSETS = Path(__file__).resolve().parents[2] / "book" / "assets"
 PHONE, DESKTOP = 390, 1280
@@ -205,19 +205,9 @@ def _checks(page) -> list[str]:
 
 @pytest.mark.parametrize("path", CHAPTERS)
 def test_tables_read_on_a_phone(server, browser, path):  # noqa: F811
-    url = f"{server}/{path}"
-    page, _ = _open(browser, url, "desktop")
-    try:
-        if page.url.split("#")[0] != url:
-            pytest.skip(f"{path} redirects to {page.url}")
-        try:
-            _wait_drawn(page)
-        except Exception:  # what is missing is test_pages' to report
-            pass
+    with chapter_page(browser, server, path) as page:
         faults = _checks(page)
-        assert not faults, f"{path}: {len(faults)} faults:\n" + "\n".join(faults[:40])
-    finally:
-        page.close()
+    assert not faults, f"{path}: {len(faults)} faults:\n" + "\n".join(faults[:40])
 
 
 # --------------------------------------------------------------------------------------------
