@@ -165,15 +165,30 @@ def _train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, pr
                         "processes": jax.process_count()},
             "corpus": {"name": cfg.corpus, "tokens": corpus_meta["tokens"], "fingerprint": corpus_meta["fingerprint"]}}
     p = group["point"]
+    measured = run_measures(cfg, seconds, len(rows), corpus_meta)
     outcomes, wanted = [], {r["key"] for r in todo}
     for row, curve in zip(rows, curves):
         if row["key"] not in wanted:  # committed before: trained again only to keep the group whole
             continue
         meta = {**env, "key": row["key"], "target_budget": p.target_budget, "wall_seconds": round(seconds / len(rows), 2),
+                **measured,
                 "group": {"stage": group["stage"], "runs": len(rows), "wall_seconds": round(seconds, 2),
                           "tokens_per_s": round(len(rows) * run_tokens / seconds, 1), "chunk": sweep.chunk}}
         outcomes.append(_commit(row, curve, meta, info, log))
     return outcomes
+
+
+def run_measures(cfg: TrainConfig, seconds: float, runs: int, corpus_meta: dict) -> dict:
+    """What a group run records beside its wall time: ``tflops``, the training FLOPs of the group's
+    ``runs`` (each :meth:`~dwlib.train.config.TrainConfig.cost`'s; one shape and length) over the
+    group's wall ``seconds`` (compilation and evaluations included: what the sweep achieved), and
+    ``passes``, the run's training tokens over the corpus's training split (when its size is known)."""
+    out = {"tflops": float(f"{runs * cfg.cost()['flops'] / seconds / 1e12:.4g}")}
+    tokens = corpus_meta.get("tokens")
+    train_tokens = tokens.get("train") if isinstance(tokens, dict) else None
+    if train_tokens:
+        out["passes"] = float(f"{cfg.steps * cfg.batch_size * cfg.model.seq_len / train_tokens:.4g}")
+    return out
 
 
 def _remove_stale_temporaries(runs: Path, log) -> None:

@@ -5,7 +5,10 @@ committed before the sweep's first run: what is measured, the paired interval, w
 the deeper network being no better (the paper's first regime), what counts as a transition, and
 the exclusions. :func:`rule` reads it; everything here applies it to a sweep's records and reads
 its parameters (the interval's level, the half-width target) from it, never from constants of
-its own.
+its own. A rule file may apply to further sweeps (``applies_to``, added before their runs): each
+names only its sweep's design (:data:`DESIGN`: its pairs, budgets, seeds, run length, corpus),
+and every other entry of the rule (the measure, the interval and its level, the verdicts, the
+transition, the rate choice, the exclusions, the half-width target) applies to it as written.
 
 For a pair (L, 2L) at one target budget, each seed gives a gap (the deeper network's held-out
 loss minus the shallower one's, :func:`dwlib.experiments.transition.paired_gaps`); the mean gap
@@ -16,7 +19,9 @@ and its paired interval, mean +/- t(level, n - 1) s / sqrt(n), give the point's 
 
 from __future__ import annotations
 
+import json
 import math
+from importlib import resources
 
 import numpy as np
 from scipy import stats
@@ -28,14 +33,36 @@ from dwlib.store import packaged_json
 BETTER, WORSE, UNRESOLVED = "deeper better", "deeper worse", "no difference resolved"
 
 
+#: what an ``applies_to`` entry of a rule file may name for its sweep: the design, never the rule
+DESIGN = ("declared", "question", "pairs", "seeds", "range", "corpus", "run_length", "tokens_per_run", "power")
+
+
 def rule(sweep: str) -> dict:
-    """The declared rule of ``sweep`` (its packaged rule file)."""
+    """The declared rule of ``sweep``: its packaged rule file, or the rule of the file whose
+    ``applies_to`` names it, with that entry's design (:data:`DESIGN`) in place of the file's own
+    sweep's (``rule_file``: the file's sweep)."""
     try:
         out = packaged_json("rules", f"{sweep}.json")
     except FileNotFoundError:
-        raise InputError(f"sweep {sweep!r} has no declared rule file") from None
+        return _applied(sweep)
     require(out.get("sweep") == sweep, f"the rule file of {sweep!r} names another sweep")
     return out
+
+
+def _applied(sweep: str) -> dict:
+    folder = resources.files("dwlib").joinpath("data", "rules")
+    for path in sorted((p for p in folder.iterdir() if p.name.endswith(".json")), key=lambda p: p.name):
+        base = json.loads(path.read_text(encoding="utf-8"))
+        entry = (base.get("applies_to") or {}).get(sweep)
+        if entry is None:
+            continue
+        design = entry.get("design") or {}
+        extra = sorted(set(design) - set(DESIGN))
+        require(not extra, f"the rule file {path.name} changes {', '.join(extra)} for {sweep!r}; "
+                           f"a sweep it applies to names only its design ({', '.join(DESIGN)})")
+        return {**{k: v for k, v in base.items() if k != "applies_to"}, **design, "sweep": sweep,
+                "rule_file": base["sweep"]}
+    raise InputError(f"sweep {sweep!r} has no declared rule file")
 
 
 def interval(gaps, level: float) -> dict:

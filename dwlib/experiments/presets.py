@@ -306,6 +306,37 @@ PRESETS = {
         train={**_PAIRS_TRAIN, "eval_interval": 200, "eval_batches": 8},  # the curve's sample, at a quarter of the cost
         description="Figure 2's doubling pairs at CPU scale: depths 2, 4, 8 at budgets 100K-1.6M on linux-doc, "
                     "a rate chosen per shape inside its grid, six seeds, the rule declared before the runs (CPU)"),
+    # Figure 2's pairs on one GPU by the same declared rule (cpu-pairs.json, whose "applies_to" entry
+    # names this sweep's design and nothing else): depths 6, 12, 24 (pairs 6/12 and 12/24) at 1M-30M,
+    # on english-mix (linux-doc with the other English prose packages: 22.8M training tokens),
+    # with cpu-pairs' settings (disjoint windows, the last evaluation over the whole held-out and
+    # validation splits, rates 1e-3, 2e-3, 4e-3 on seeds 0 and 1 chosen on the validation split and
+    # extended past an edge, then seeds 2 and 3 at the chosen rate: four seeds, since the paired
+    # interval's t(0.975, n - 1) falls from 4.30 at three seeds to 3.18 at four for one run more a
+    # shape), bfloat16, the fast ops, the group trainer, budget-major (a sweep cut short holds
+    # whole pairs at its smaller budgets). Head size 32: widths 64 to 640; 64 would leave the
+    # narrowest shapes one head and move 12 layers at 1M to half its budget (width 64 against 83).
+    # Batches of 32 windows of 256 tokens: at 64, a group of six runs at 30M needs about 101 GB by
+    # the memory check (dwlib.train.memory; 52 GB at 32), past an H100's default XLA pool.
+    # Tokens a run stay under 4 passes over the training split (Muennighoff et al. 2023, "Scaling
+    # Data-Constrained Language Models": up to about 4 passes cost little against fresh data):
+    # 20.0M at 1M and 2M (0.88 passes), 25.0M at 4M (1.10), 30.0M at 10M and 30M (1.32). The
+    # length is capped by the lease, not the data: a group is not checkpointed, so its largest
+    # (six runs of 24 layers at 30M) must finish within one session's 15 minutes of device time.
+    # `dwlib sweep --preset gpu-pairs --cost`: 120 runs before extensions, 2.48e17 FLOPs with the
+    # evaluations, 25.9 min at the assumed 160 TFLOP/s. A conservative reading of the stored
+    # gpu-slice runs (each shape's measured compile and evaluation time per group, and its
+    # single-run training rate on an H200 x 0.8 for an H100, no gain from grouping): 56 min in
+    # all, the largest group 343 s, the three shapes at 1M whole after 7.6 min, at 2M after 15.
+    "gpu-pairs": Sweep(
+        name="gpu-pairs", depths=(6, 12, 24), budgets=(1e6, 2e6, 4e6, 1e7, 3e7), seeds=(0, 1, 2, 3),
+        head_size=32, tokens_per_run=20_000_000,
+        tokens=((4e6, 25_000_000), (1e7, 30_000_000), (3e7, 30_000_000)),
+        lrs=(1e-3, 2e-3, 4e-3), select_seeds=2, extend_edges=True, exclude=("diverged-rate",), trainer="group",
+        chunk=50, train={**_PAIRS_TRAIN, "corpus": "english-mix", "seq_len": 256, "batch_size": 32,
+                         "dtype": "bfloat16", "eval_interval": 200, "eval_batches": 16},
+        description="Figure 2's pairs (6/12, 12/24) at budgets 1M-30M on english-mix, a rate chosen per shape "
+                    "inside its grid, four seeds, by the rule declared for cpu-pairs (one GPU)"),
     # The pilot that set the run length of `cpu-pairs` (its rule file, `cpu-pairs.rule.json`,
     # records the decision): the pair 4/8 at 200K, six seeds at one rate, at 1M and at 2M tokens
     # a run, with every training setting of `cpu-pairs` (its data order and its final evaluation

@@ -31,6 +31,9 @@ from dwlib.experiments.presets import WIDE, Sweep
 from dwlib.store import packaged_text
 from dwlib.train import rundir
 
+#: a group run's achieved TFLOP/s and passes over the training split (sweep_meta.json): only in
+#: the records of runs that wrote them, so that the records of earlier runs stay as published
+MEASURED = ("tflops", "passes")
 UNRECORDED = rundir.WHERE  # config fields that say where a run was, not what it was (absent from new runs)
 
 
@@ -62,6 +65,7 @@ def record(run_dir: Path) -> dict:
            if any("select_loss" in e for e in evals) else {}),
         "train_curve": thin(losses), "diverged_step": result["diverged_step"],
         "wall_seconds": meta.get("wall_seconds"), "tokens_per_s": result["tokens_per_s"],
+        **{k: meta[k] for k in MEASURED if k in meta},  # recorded by group runs since gpu-pairs
         "hardware": meta.get("hardware"), "git_commit": meta.get("git_commit"),
         **({"group": meta["group"]} if "group" in meta else {}),
         "config": {k: v for k, v in cfg.items() if k not in UNRECORDED},

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The GPU sweep of Figure 2's pairs (preset gpu-pairs), for a lent device machine: one command,
+# resumable across machines, never training a finished run twice.
+#
+# Before the call, on this machine (the device reaches no registry, so the corpus travels as a pack):
+#   .venv/bin/dwlib pack --corpus english-mix --validation-split --splits train,valid,select \
+#       --out .devcache/english-mix.dwpack          # 13.4 MiB; .devcache/ is ignored by git
+#   earlier sessions' runs: unpack their archive into results/ (tar -xzf ... -C results) and commit
+#   results/gpu-pairs; committed or not, the folder travels with the working tree, so its finished
+#   runs are not trained again.
+# The call (run tool; timeout_s leaves 90 s for the pack, the imports and the archive; 480 s of
+# training hold the largest group, about 343 s by the estimate in the preset, with room):
+#   run(command="DWLIB_GPU_SECONDS=480 bash scripts/gpu_sweep.sh",
+#       carry=[".devcache/english-mix.dwpack", "results/gpu-pairs"], timeout_s=570)
+#   ("results/gpu-pairs" in carry also brings runs unpacked but ignored or not yet there: a path
+#   that is absent here is reported in not_carried and is harmless.)
+# After it: tar -xzf <files_at>/gpu-pairs-results.tar.gz -C results; then
+#   .venv/bin/python scripts/publish_sweep.py results/gpu-pairs; commit results/gpu-pairs and
+#   dwlib/data/sweeps/gpu-pairs.jsonl. The archive holds every finished run of the folder (those
+#   carried in too: unpacking them again changes nothing) and no checkpoint.
+#
+# What it does, from the repository root, with the machine's python3 (jax, flax, optax, orbax,
+# tokenizers, tqdm, numpy; `python3 -m dwlib sweep` imports nothing else):
+#   1. installs the pack as the corpus cache (dwlib install-pack), prints the devices and the plan's cost;
+#   2. trains one group of runs at a time (dwlib sweep --limit 1: each call commits its group's runs
+#      whole, by rename) until the sweep is done, a call fails, or less of DWLIB_GPU_SECONDS is left
+#      than the longest group of this call took (at least DWLIB_GPU_MIN_GROUP seconds): groups come
+#      budget by budget from the smallest, so the next is rarely shorter, and a group started without
+#      the time to finish would be lost; each call runs under `timeout`, which sends SIGTERM
+#      when the budget is spent: dwlib ends with status 143 (dwlib/interrupts.py), the group in flight
+#      is lost and every committed group stays (a stale temporary is removed by the next sweep);
+#   3. writes results/gpu-pairs (runs, sweep.json; no checkpoints, locks or temporaries) as ONE
+#      archive, $OUT/gpu-pairs-results.tar.gz (at most 16 MiB: past that, only the runs finished by
+#      this call), and the log, $OUT/gpu-sweep.log.
+# Settings (environment): DWLIB_GPU_SECONDS (training budget in seconds, default 420),
+# DWLIB_GPU_MIN_GROUP (default 45), DWLIB_GPU_PACK (default .devcache/english-mix.dwpack).
+# Exit status: 0 when the archive was written (the sweep done or cut short), 2 for bad settings or a
+# missing pack, 1 when no archive could be written.
+set -uo pipefail
+
+preset=gpu-pairs
+results=results/$preset
+budget=${DWLIB_GPU_SECONDS:-420}
+min_group=${DWLIB_GPU_MIN_GROUP:-45}
+pack=${DWLIB_GPU_PACK:-.devcache/english-mix.dwpack}
+max_bytes=$((16 * 1024 * 1024))
+
+fail() { echo "gpu_sweep: error: $1" >&2; exit "${2:-2}"; }
+[[ -n "${OUT:-}" && -d "${OUT:-}" ]] || fail "OUT must name an existing folder (the device machine sets it)"
+[[ $budget =~ ^[0-9]+$ && $budget -ge 1 ]] || fail "DWLIB_GPU_SECONDS must be a whole number of seconds, got '$budget'"
+[[ $min_group =~ ^[0-9]+$ ]] || fail "DWLIB_GPU_MIN_GROUP must be a whole number of seconds, got '$min_group'"
+[[ -f $pack ]] || fail "no pack at $pack (make it here with: dwlib pack --corpus english-mix --validation-split --splits train,valid,select --out $pack)"
+[[ -f dwlib/__main__.py ]] || fail "run it from the repository root"
+
+log=$OUT/gpu-sweep.log
+start=$SECONDS
+marker=$(mktemp)  # runs committed after this file are this call's
+say() { echo "gpu_sweep: $*" | tee -a "$log" >&2; }
+dwlib() { python3 -m dwlib "$@" 2>&1 | tee -a "$log"; return "${PIPESTATUS[0]}"; }
+
+say "start $(date -u +%FT%TZ); budget ${budget} s; $(git rev-parse HEAD 2>/dev/null || echo 'no git checkout here')"
+dwlib install-pack "$pack" || fail "the pack could not be installed (see $log)"
+dwlib env || true
+dwlib sweep --preset "$preset" --cost || true
+
+status=done
+longest=0  # the longest group of this call so far: a later group (budget-major: larger) takes at least as long
+while :; do
+    left=$((budget - (SECONDS - start)))
+    need=$((longest > min_group ? longest : min_group))
+    if ((left < need)); then status="stopped: ${left} s of the budget left, the longest group took ${longest} s"; break; fi
+    out=$(mktemp)
+    began=$SECONDS
+    timeout --signal=TERM --kill-after=20 "$left" python3 -m dwlib sweep --preset "$preset" --no-progress \
+        --limit 1 >"$out" 2>&1
+    rc=$?
+    ((SECONDS - began > longest)) && longest=$((SECONDS - began))
+    tee -a "$log" <"$out" >&2
+    if ((rc != 0)); then status="stopped: dwlib sweep ended with status $rc"; rm -f "$out"; break; fi
+    if ! grep -q "left (limit)" "$out"; then rm -f "$out"; break; fi  # nothing left to train
+    rm -f "$out"
+done
+say "$status after $((SECONDS - start)) s"
+
+archive=$OUT/$preset-results.tar.gz
+[[ -d $results ]] || fail "no $results was written (see $log)" 1
+excludes=(--exclude=checkpoints --exclude='.*.lock' --exclude='.*.group' --exclude='.*.claim')
+tar -czf "$archive" "${excludes[@]}" -C results "$preset" || fail "the archive could not be written" 1
+if (($(stat -c %s "$archive") > max_bytes)); then
+    say "the whole folder packs past 16 MiB; the archive holds only the runs finished by this call"
+    mapfile -t new < <(cd results && find "$preset/runs" -mindepth 2 -maxdepth 2 -name result.json \
+        -newer "$marker" -printf '%h\n')
+    tar -czf "$archive" "${excludes[@]}" -C results "$preset/sweep.json" "${new[@]}" || fail "the archive could not be written" 1
+fi
+rm -f "$marker"
+say "archive $archive: $(stat -c %s "$archive") bytes, $(find "$results/runs" -mindepth 2 -maxdepth 2 -name result.json | wc -l) finished runs in $results"
