@@ -83,35 +83,36 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
 
             def at(bs):
                 return "" if one else f" at {pv._sizes(bs)}"
-            bits = ([f"the deeper network worse{at(v['worse'])}, where the paper has the two perform comparably"]
-                    if v["worse"] else []) + \
+            bits = ([f"the deeper network worse{at(v['worse'])}"] if v["worse"] else []) + \
                    ([f"not resolved{at(v['unresolved'])}"] if v["unresolved"] else []) + \
                    ([f"the deeper network better{at(v['better'])}"] if v["better"] else [])
             extra = ""
             if others is not None:
                 q = others["pairs"][i]["verdict"]
                 if q["better"] and q["better"] != v["better"]:
-                    extra = (f" (on seeds {min(seeds)} to {max(seeds)} alone, which did not choose the learning "
-                             f"rates, the deeper network is better{at(q['better'])})")
-                split = [g for g in pv.seed_groups(SWEEP) if g["split"] and g["depth"] in (p["shallow"], p["deep"])]
-                if split:
-                    extra += (f", but neither reading measures depth: the {split[0]['depth']}-layer network's seeds "
-                              "split at its chosen rate")
+                    extra = (f" (on seeds {min(seeds)} to {max(seeds)} alone, which did not choose the rates, the "
+                             f"deeper network is better{at(q['better'])})")
             found.append(f"{name}: {', '.join(bits)}{extra}")
+        notes = []
+        if any(p["verdict"]["worse"] for p in r["pairs"]):
+            notes.append("Where the deeper network is worse, the paper has the two perform comparably.")
+        split = [g for g in pv.seed_groups(SWEEP) if g["split"]] if others is not None else []
+        if split:
+            notes.append("Neither reading measures depth where a shape's seeds split at its chosen rate: "
+                         + _and([f"the {g['depth']}-layer network{at([g['target_budget']])}" for g in split]) + ".")
         n = len(r["budgets"])
         where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
         what = (f"The first size of the CPU doubling-pairs sweep, {where[3:]} non-embedding parameters" if n == 1 else
                 f"The CPU doubling-pairs sweep {where} non-embedding parameters")
-        conclude = (f"{what}. {'; '.join(found)}. "
+        conclude = (f"{what}. {'; '.join(found)}. " + "".join(n + " " for n in notes)
                     + ("With one size the figure has no curve and cannot show a transition."
                        if n == 1 else
                        "By the declared rule " + ("no pair crosses." if not pv.crossing(r) else
                                                   f"{pv.of(len(pv.crossing(r)), len(r['pairs']), 'pair', 'crosses')}.")))
     return (f"{conclude} One row per pair: held-out loss (nats per token) against non-embedding size, seed "
-            f"means with {level:.0%} intervals; beside it, the deeper network's loss minus the shallower one's, "
-            f"paired by seed, with its {level:.0%} interval: orange triangles (up) where the deeper network is "
-            "resolved worse, blue triangles (down) where it is resolved better, grey circles where nothing is "
-            "resolved.")
+            f"means with {level:.0%} intervals; beside it, the deeper minus the shallower network's loss, paired "
+            f"by seed, {level:.0%} intervals: orange triangles (up) resolved worse, blue (down) resolved better, "
+            "grey circles not resolved.")
 
 
 def authors_range(shallow: int, deep: int) -> tuple[float, float]:
@@ -319,22 +320,26 @@ def result_sentence(r: dict | None = None) -> str:
     if not r["budgets"]:
         return "No size has every seed of every depth yet, so the declared rule gives no verdict."
     where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
-    bits = []
+    bits, worse = [], False
+    one = len(r["budgets"]) == 1
     for p in r["pairs"]:
         v, name = p["verdict"], f"{p['shallow']} vs {p['deep']}"
-        one = len(r["budgets"]) == 1
+        parts = []  # one clause a pair: "in 2 vs 4 the deeper network is worse at 200K (...) and not resolved at 100K"
         if v["worse"]:
+            worse = True
             x = next(x for x in p["points"] if x["verdict"] == pairs.WORSE)
-            bits.append(f"in {name} the deeper network is worse{'' if one else ' at ' + pv._sizes(v['worse'])} "
-                        f"({x['mean']:+.3f} nats, interval {x['low']:+.3f} to {x['high']:+.3f}), where the paper "
-                        "has the two perform comparably")
+            parts.append(f"worse{'' if one else ' at ' + pv._sizes(v['worse'])} "
+                         f"({x['mean']:+.3f} nats, interval {x['low']:+.3f} to {x['high']:+.3f})")
         if v["better"]:
-            bits.append(f"in {name} the deeper network is better{'' if one else ' at ' + pv._sizes(v['better'])}")
+            parts.append(f"better{'' if one else ' at ' + pv._sizes(v['better'])}")
         if v["unresolved"]:
-            bits.append(f"{name} is not resolved{'' if one else ' at ' + pv._sizes(v['unresolved'])}")
+            parts.append(f"not resolved{'' if one else ' at ' + pv._sizes(v['unresolved'])}")
+        bits.append(f"in {name} the deeper network is {_and(parts)}")
+    if worse:
+        bits[-1] += " (where worse, the paper has the two perform comparably)"
     planned = sorted(get_preset(SWEEP).budgets)
     missing = [b for b in planned if b not in r["budgets"]]
-    text = f"{_cap(where)} non-embedding parameters, by the declared rule, {_and(bits)}."
+    text = f"{_cap(where)} non-embedding parameters, by the declared rule, {'; '.join(bits)}."
     if missing:
         text += (f" The sweep's larger sizes, {pv._sizes(missing)}, are not yet trained in full, so "
                  + ("no transition can be read." if len(r["budgets"]) == 1 else "no transition above them can be read."))

@@ -479,6 +479,22 @@ def split_sentence(sweep: str = RULE_SWEEP) -> str:
     if not groups:
         return ("At every size read, the seeds that chose a shape's learning rate lie among the others at that "
                 "rate, so the choice of rate does not split any shape's seeds.")
+    if len(groups) > 1:  # one short sentence a shape, the losses left to the table of every seed
+        out = []
+        for g in groups:
+            mine, rest = sorted(g["select"]), sorted(g["others"])
+            seeds = _and([str(s) for s in mine])
+            text = (f"At {fmt.count(g['target_budget'])} the {g['depth']}-layer network's {words(len(mine) + len(rest))} "
+                    f"seeds split at its chosen rate, {_rate(g['lr'])}: seeds {seeds}, which chose it, lie "
+                    f"{abs(g['mean_split']):.2f} nats apart on average from seeds {rest[0]} to {rest[-1]}")
+            if g["better_elsewhere"]:
+                text += f" (seeds {seeds} do better at {_rate(g['better_elsewhere'][0])})"
+            out.append(text + ".")
+        readings = [f"{_and(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
+        rest = sorted(groups[0]["others"])
+        return (" ".join(out) + " The table below gives every seed's loss; at such rates neither reading of "
+                f"{' or of '.join(readings)}, on all seeds or on seeds {rest[0]} to {rest[-1]} alone, is an effect "
+                "of depth.")
     out = []
     for g in groups:
         mine, rest = sorted(g["select"]), sorted(g["others"])
@@ -507,10 +523,13 @@ def split_caveat(sweep: str = RULE_SWEEP) -> str:
     groups = [g for g in seed_groups(sweep) if g["split"]]
     if not groups:
         return ""
-    parts = [f"the {g['depth']}-layer network's seeds split by {abs(g['mean_split']):.2f} nats at its chosen rate, so "
-             f"{_and(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])} is no measure of depth either way"
-             for g in groups]
-    return _and(parts)
+    parts = []
+    for g in groups:
+        names = _split_pairs(g, sweep)
+        parts.append(f"the {g['depth']}-layer network's seeds split by {abs(g['mean_split']):.2f} nats at its chosen "
+                     f"rate, so {_and(names)} at {fmt.count(g['target_budget'])} "
+                     f"{'is' if len(names) == 1 else 'are'} no measure of depth either way")
+    return "; ".join(parts)
 
 
 # ---------------------------------------------------------------------------------------------
