@@ -68,11 +68,12 @@ def open_page(browser, url, viewport="desktop"):
 
 
 @contextlib.contextmanager
-def chapter_page(browser, server, path, viewport="desktop"):
-    """A chapter's page at ``viewport``, drawn as far as it draws (what is missing is
-    test_pages' to report), closed afterwards; the test is skipped if the address redirects."""
+def drawn_page(browser, server, path, viewport="desktop"):
+    """The book's page ``path`` at ``viewport``, drawn as far as it draws (what is missing is
+    test_pages' to report), and the problems seen while loading it; closed afterwards. The test
+    is skipped if the address redirects."""
     url = f"{server}/{path}"
-    page, _ = open_page(browser, url, viewport)
+    page, problems = open_page(browser, url, viewport)
     try:
         if page.url.split("#")[0] != url:
             pytest.skip(f"{path} redirects to {page.url}")
@@ -80,7 +81,7 @@ def chapter_page(browser, server, path, viewport="desktop"):
             wait_drawn(page)
         except Exception:
             pass
-        yield page
+        yield page, problems
     finally:
         page.close()
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 # the built book, its server (a fixture) and how a page is opened: tests/browser/built_book.py
 from built_book import HTML, PAGES, VIEWPORTS, server  # noqa: F401  (server: a fixture)
-from built_book import open_page as _open, wait_drawn as _wait_drawn
+from built_book import drawn_page, open_page as _open, wait_drawn as _wait_drawn
 
 MIN_TRACK_PX = 80  # a slider's track narrower than this is hard to use on a touch screen
 # What the page check below measures (a list, or a count) and what a non-empty value means.
@@ -211,15 +211,7 @@ def _page_problems(page, viewport) -> list[str]:
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 @pytest.mark.parametrize("path", PAGES)
 def test_page(server, browser, path, viewport):
-    url = f"{server}/{path}"
-    page, problems = _open(browser, url, viewport)
-    try:
-        if page.url.split("#")[0] != url:
-            pytest.skip(f"{path} redirects to {page.url}")
-        try:
-            _wait_drawn(page)
-        except Exception:  # report what is missing below instead of a bare timeout
-            pass
+    with drawn_page(browser, server, path, viewport) as (page, problems):
         failures = _page_problems(page, viewport)
         failures += _layout_problems(page)
         still = _inputs_that_do_not_redraw(page)
@@ -230,8 +222,6 @@ def test_page(server, browser, path, viewport):
         failures += [f"text not in the book's fonts: {t}" for t in _text_not_in_book_fonts(page)]
         failures += problems  # console messages, page errors and requests, sliders' included
         assert not failures, f"{path} at {viewport} width:\n" + "\n".join(failures)
-    finally:
-        page.close()
 
 
 # A chart's bound inputs: range sliders, radio buttons (one per option) and menus.

@@ -28,7 +28,7 @@ import re
 import pytest
 # the built book, its server (a fixture) and how a page is opened: tests/browser/built_book.py
 from built_book import HTML, PAGES, server  # noqa: F401  (server: a fixture)
-from built_book import chapter_page
+from built_book import drawn_page
 
 PHONE_WIDTHS = (390, 360, 320)
 # Chart texts are compared at the widest and the narrowest phone (a chart redraws at each width,
@@ -193,7 +193,7 @@ CHAPTERS = [p for p in PAGES if p.startswith("book/") and not p.endswith("biblio
 
 @pytest.mark.parametrize("path", CHAPTERS)
 def test_phone_page_holds(server, browser, path):  # noqa: F811
-    with chapter_page(browser, server, path, "phone") as page:
+    with drawn_page(browser, server, path, "phone") as (page, _):
         failures = []
         for width in PHONE_WIDTHS:
             _math_fitted(page, width)

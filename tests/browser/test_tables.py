@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 # the built book, its server (a fixture) and how a page is opened: tests/browser/built_book.py
 from built_book import PAGES, server  # noqa: F401  (server: a fixture)
-from built_book import chapter_page
+from built_book import drawn_page
 
 ASSETS = Path(__file__).resolve().parents[2] / "book" / "assets"
 PHONE, DESKTOP = 390, 1280
@@ -205,7 +205,7 @@ def _checks(page) -> list[str]:
 
 @pytest.mark.parametrize("path", CHAPTERS)
 def test_tables_read_on_a_phone(server, browser, path):  # noqa: F811
-    with chapter_page(browser, server, path) as page:
+    with drawn_page(browser, server, path) as (page, _):
         faults = _checks(page)
     assert not faults, f"{path}: {len(faults)} faults:\n" + "\n".join(faults[:40])
 
