@@ -5,7 +5,6 @@ line imports on a device machine, and the device script's refusals."""
 
 import hashlib
 import json
-import math
 import os
 import re
 import subprocess
@@ -14,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_pairs import _tiny
+from test_pairs import _fake_training, _tiny
 
 from dwlib.errors import InputError
 from dwlib.experiments import cost
@@ -89,29 +88,9 @@ def test_no_run_passes_over_the_training_split_more_than_four_times():
         assert meta["tokens"]["train"] == train
 
 
-def _fake_training(best_lr):
-    """A stand-in for a group's training (as in test_pairs, evaluated at the first and last step):
-    each run's validation loss lowest at ``best_lr``."""
-    def fake(group, todo, sweep, env, cache_dir, progress, log):
-        out = []
-        for row in todo:
-            cfg = row["config"]
-            v = 4.0 + math.log2(cfg.optim.lr / best_lr) ** 2 / 10 + cfg.seed / 1000
-            curve = {"seed": cfg.seed, "lr": cfg.optim.lr, "losses": [5.0] * cfg.steps, "diverged_step": None,
-                     "evals": [{"step": s, "eval_loss": v + 0.1, "select_loss": v} for s in (0, cfg.steps)]}
-            info = {"seconds": 1.0, "tokens_per_s": 1.0, "devices": {"backend": "cpu", "count": 1, "processes": 1},
-                    "corpus": {"name": cfg.corpus, "tokens": 1, "fingerprint": "x"}}
-            meta = {**env, "key": row["key"], "target_budget": group["point"].target_budget, "wall_seconds": 1.0,
-                    "group": {"stage": group["stage"], "runs": len(todo), "wall_seconds": 1.0, "tokens_per_s": 1.0,
-                              "chunk": sweep.chunk}}
-            out.append(gs._commit(row, curve, meta, info, log))
-        return out
-    return fake
-
-
 def test_a_sweep_cut_short_holds_whole_pairs_at_the_smallest_budget(tmp_path, monkeypatch):
     sweep = ps.get_preset("gpu-pairs")
-    monkeypatch.setattr(gs, "_train", _fake_training(2e-3))
+    monkeypatch.setattr(gs, "_train", _fake_training(2e-3, lambda cfg: (0, cfg.steps)))  # evaluated first and last
     out = tmp_path / "out"
     gs.run(sweep, out, progress=False, limit=6)  # grid and seeds of the three shapes at 1M
     records = rc.collect(out)

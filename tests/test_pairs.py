@@ -102,15 +102,16 @@ def _tiny(corpus, **kw):
     return ps.Sweep(**{**base, **kw})
 
 
-def _fake_training(best_lr):
-    """A stand-in for a group's training: each run's curve, with a validation loss lowest at ``best_lr``."""
+def _fake_training(best_lr, eval_steps=lambda cfg: (0, 3, 6)):
+    """A stand-in for a group's training: each run's curve, with a validation loss lowest at
+    ``best_lr``, evaluated at ``eval_steps(cfg)``."""
     def fake(group, todo, sweep, env, cache_dir, progress, log):
         out = []
         for row in todo:
             cfg = row["config"]
             v = 4.0 + math.log2(cfg.optim.lr / best_lr) ** 2 / 10 + cfg.seed / 1000
             curve = {"seed": cfg.seed, "lr": cfg.optim.lr, "losses": [5.0] * cfg.steps, "diverged_step": None,
-                     "evals": [{"step": s, "eval_loss": v + 0.1, "select_loss": v} for s in (0, 3, 6)]}
+                     "evals": [{"step": s, "eval_loss": v + 0.1, "select_loss": v} for s in eval_steps(cfg)]}
             info = {"seconds": 1.0, "tokens_per_s": 1.0, "devices": {"backend": "cpu", "count": 1, "processes": 1},
                     "corpus": {"name": cfg.corpus, "tokens": 1, "fingerprint": "x"}}
             meta = {**env, "key": row["key"], "target_budget": group["point"].target_budget, "wall_seconds": 1.0,
