@@ -9,8 +9,9 @@
 - Adds assets/dwmath.js, which draws a display formula wider than its column smaller, down to
   a limit (past it the formula scrolls sideways in its own box, from its start).
 - Adds assets/dwtables.js and assets/dwtables.css, which show each table of the text as stacked
-  blocks on a narrow screen (one block a row, each cell under its column's header), so that no
-  column lies off-screen; wider screens and paper keep the ordinary table.
+  blocks on a narrow screen, or wherever it is wider than its column (one block a row, each cell
+  under its column's header), so that no column lies off-screen; other tables, and paper, keep
+  the ordinary table.
 - Adds assets/dwfigures.css, the style of numbered figures. A chart becomes a figure through
   its cell's metadata (``mystnb: figure: {name, caption}``, which myst-nb wraps around the
   output); Sphinx numbers it per chapter (``numfig`` with the chapters numbered in _toc.yml).

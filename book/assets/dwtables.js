@@ -1,10 +1,12 @@
 /* Tables that a phone can read.
  *
  * Each table of the text (a pandas table in a cell's output, a list-table of the prose) is
- * prepared here so that book/assets/dwtables.css can show it, on a screen narrower than about
- * 600 px, as stacked blocks: one block a row, each cell preceded by its column's header. No
- * column then lies off-screen and no word is broken to squeeze a column. Wider screens and paper
- * keep the ordinary table (the stylesheet's rules apply only to narrow screens).
+ * prepared here so that book/assets/dwtables.css can show it as stacked blocks: one block a row,
+ * each cell preceded by its column's header. No column then lies off-screen and no word is
+ * broken to squeeze a column. A table is stacked (class dw-stacked) on a screen narrower than
+ * about 600 px, and on a wider one when, laid out as a table, it is wider than the box it stands
+ * in; it is measured again whenever the page's column or the table changes size. Other tables,
+ * and every table on paper, stay ordinary tables (the stylesheet's rules apply to screens only).
  *
  * What this script does to a table with a header row (the rows of its thead, or a first row of
  * header cells only): it gives every cell of the other rows data-dw-label, the texts of the
@@ -146,15 +148,63 @@
     table.dataset.dwStack = "1";
   }
 
+  const PHONE = window.matchMedia("(max-width: 600px)");
+
+  /* The width a table has to fit: that of the nearest box around it that has one (a box that
+     scrolls sideways included: the table should not need it to). */
+  function room(table) {
+    for (let e = table.parentElement; e; e = e.parentElement) {
+      if (e.clientWidth > 0) {
+        return e.clientWidth;
+      }
+    }
+    return window.innerWidth;
+  }
+
+  /* Stack the table on a phone, or where it is wider than its box when laid out as a table. */
+  function fit(table) {
+    table.classList.remove("dw-stacked");
+    const wide = table.getBoundingClientRect().width > room(table) + 1;
+    table.classList.toggle("dw-stacked", PHONE.matches || wide);
+  }
+
   function prepareAll() {
     const article = document.querySelector("article.bd-article") || document.body;
+    const prepared = [];
     article.querySelectorAll("table").forEach(t => {
       try {
         prepare(t);
+        if (t.dataset.dwStack) {
+          prepared.push(t);
+        }
       } catch (err) {
         console.error(err);
       }
     });
+    if (!prepared.length) {
+      return;
+    }
+    let pending = false;
+    const fitAll = () => {
+      pending = false;
+      prepared.forEach(fit);
+    };
+    fitAll();
+    // measured again, once a frame at most, when the column or a table changes size (a narrower
+    // window, a formula typeset inside a cell, a web font arriving)
+    const later = () => {
+      if (!pending) {
+        pending = true;
+        window.requestAnimationFrame(fitAll);
+      }
+    };
+    if (window.ResizeObserver) {
+      const observer = new ResizeObserver(later);
+      observer.observe(article);
+      prepared.forEach(t => observer.observe(t));
+    }
+    window.addEventListener("resize", later);
+    window.addEventListener("load", later);
   }
 
   if (document.readyState === "loading") {

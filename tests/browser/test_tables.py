@@ -8,6 +8,8 @@ chart or an ipywidget.
   a table's header row is visible. There, each body cell's headers are found by where they stand:
   the header cells (of every header row) above its column, and each row's row headers (pandas'
   index, a cell spanning rows included) by the rows they cover.
+- At 610 and 820 px (between the two layouts) every table fits its column, as a table or
+  stacked, and nothing scrolls sideways.
 - At 390 px nothing scrolls sideways (the page, the table and every box around it fit their
   column); every non-empty cell is visible and its text lies inside the column and the window; a
   cell's words break only between words (a word split across two lines is a fault; a break after
@@ -32,6 +34,7 @@ from built_book import drawn_page
 
 ASSETS = Path(__file__).resolve().parents[2] / "book" / "assets"
 PHONE, DESKTOP = 390, 1280
+MIDDLE = (610, 820)  # a small tablet in portrait, a larger one: neither the phone's nor the desktop's layout
 CHAPTERS = [p for p in PAGES if p.startswith("book/") and not p.endswith("bibliography.html")]
 
 # The tables of the text and their parts, shared by the checks below.
@@ -93,6 +96,25 @@ _DESKTOP_JS = "() => {" + _COMMON_JS + r"""
     });
   });
   window.__dwTables = {expected, rowsAbove};
+  return out;
+}"""
+
+# Between the phone and the desktop: every table fits its column, laid out as a table or stacked
+# (the page's script stacks a table wider than its box), and nothing scrolls sideways.
+_MIDDLE_JS = "() => {" + _COMMON_JS + r"""
+  const out = [], vw = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > vw + 1)
+    out.push(`the page scrolls sideways (${document.documentElement.scrollWidth} px wide in a ${vw} px window)`);
+  const col = article.getBoundingClientRect();
+  tables.forEach((t, k) => {
+    if (!shown(t)) return;
+    const name = `table ${k + 1}`, tr = t.getBoundingClientRect();
+    if (tr.left < Math.max(0, col.left) - 1 || tr.right > Math.min(vw, col.right) + 1)
+      out.push(`${name} (${Math.round(tr.width)} px) is wider than its column (${Math.round(col.width)} px)`);
+    for (let e = t; e && e !== article; e = e.parentElement)
+      if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible')
+        out.push(`${name}: its box ${e.tagName.toLowerCase()}.${[...e.classList].join('.')} scrolls sideways (${e.scrollWidth} px in ${e.clientWidth})`);
+  });
   return out;
 }"""
 
@@ -194,10 +216,15 @@ _PHONE_JS = "() => {" + _COMMON_JS + r"""
 
 
 def _checks(page) -> list[str]:
-    """The desktop checks at 1280 px, then the phone checks at 390 px, as one list of faults."""
+    """The desktop checks at 1280 px, the middle widths', then the phone checks at 390 px, as one
+    list of faults."""
     page.set_viewport_size({"width": DESKTOP, "height": 800})
     page.wait_for_timeout(200)
     faults = [f"at {DESKTOP} px, {f}" for f in page.evaluate(_DESKTOP_JS)]
+    for width in MIDDLE:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(300)
+        faults += [f"at {width} px, {f}" for f in page.evaluate(_MIDDLE_JS)]
     page.set_viewport_size({"width": PHONE, "height": 844})
     page.wait_for_timeout(300)
     return faults + [f"at {PHONE} px, {f}" for f in page.evaluate(_PHONE_JS)]
@@ -242,8 +269,8 @@ def _table_page(browser, *, script: bool, css: str = ""):
 
 def test_table_checks_catch_a_broken_page(browser):
     """A seven-column table with a row header spanning two rows, at 390 px: left as it is, it is
-    wider than its column, its box scrolls sideways, its right-hand cells lie outside the column
-    and no cell shows its header; with book/assets/dwtables.js and dwtables.css it passes every
+    wider than its column, its box scrolls sideways (at 610 px too), its right-hand cells lie
+    outside the column and no cell shows its header; with book/assets/dwtables.js and dwtables.css it passes every
     check and a widget's table is left a table; with words allowed to break anywhere, the
     broken words are found."""
     page = _table_page(browser, script=False)
@@ -251,6 +278,7 @@ def test_table_checks_catch_a_broken_page(browser):
         faults = _checks(page)
         assert any("wider than its column" in f for f in faults), faults
         assert any("scrolls sideways" in f for f in faults), faults
+        assert any(f.startswith(f"at {MIDDLE[0]} px") and "scrolls sideways" in f for f in faults), faults
         assert any("runs outside the column" in f for f in faults), faults
         assert any("shows no header, not 'budget column'" in f for f in faults), faults
         assert not any("broken across lines" in f for f in faults), faults
