@@ -3,10 +3,15 @@ be glued) is the one computed from the quoted table, and says what to conclude."
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
+import pandas as pd
+import pytest
+
 from dwlib.book import context as chapter
+from dwlib.errors import InputError
 from dwlib.experiments import context
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,9 +37,53 @@ def test_the_conclusion_follows_the_counts():
     assert "tie" not in chapter.brown_conclusion(_numbers(20, 20, 0, 61.0, 61.0))
 
 
-def test_every_quoted_table_says_its_numbers_are_the_surveys_unchecked():
-    brown, liu, clark = (context.quoted_table(k) for k in ("brown2022wide", "liu2020very", "clark2019heads"))
-    tables = [chapter.brown_table(brown), chapter.liu_table(liu)[0], chapter.clark_table(clark)]
-    for table in tables:
-        assert table.caption.endswith(chapter.UNCHECKED) and "survey" in table.caption
-    assert "not checked" in chapter.brown_caption(brown)
+def _tables():
+    return {k: context.quoted_table(k) for k in ("brown2022wide", "liu2020very", "clark2019heads")}
+
+
+def test_each_quoted_tables_caption_says_what_was_checked_against_its_paper():
+    t = _tables()
+    captions = {"brown2022wide": chapter.brown_table(t["brown2022wide"]).caption,
+                "liu2020very": chapter.liu_table(t["liu2020very"])[0].caption,
+                "clark2019heads": chapter.clark_table(t["clark2019heads"]).caption}
+    for name, caption in captions.items():
+        check = chapter.table_check(name)
+        assert "survey" in caption
+        if not check["values"]:
+            assert chapter.UNCHECKED in caption
+        else:  # a partial check says how many numbers of how many, and never that none was checked
+            n = len(check["values"])
+            total = int(t[name][check["columns"]].notna().to_numpy().sum())
+            assert chapter.UNCHECKED not in caption and n < total
+            assert f"{n} of its {total} numbers checked against {check['source']}" in caption
+            assert "the rest are as the survey gives them" in caption
+            for v in check["values"]:  # every value said to be checked is the table's, and the paper's
+                mask = pd.concat([t[name][k] == x for k, x in v["row"].items()], axis=1).all(axis=1)
+                assert mask.sum() == 1 and t[name].loc[mask, v["column"]].iloc[0] == v["paper"]
+    assert "not checked" in chapter.brown_caption(t["brown2022wide"])
+    # the abstract's average advantage, said beside the table's own, computed from it
+    n = chapter.brown_numbers(t["brown2022wide"])
+    assert f"differ by {n['bw_wide_avg'] - n['bw_deep_avg']:.1f} points" in captions["brown2022wide"]
+
+
+def test_the_provenance_follows_the_check_and_fails_on_a_value_the_table_does_not_hold():
+    liu = context.quoted_table("liu2020very")
+    check = copy.deepcopy(chapter.table_check("liu2020very"))
+    assert chapter.provenance(liu, dict(check, values=[])) == chapter.UNCHECKED
+    # a table whose every number is checked cites the paper alone
+    one = liu[liu["model"] == "6L-6L ADMIN"].head(1)[["model", "benchmark", "BLEU"]]
+    full = {"source": "the paper", "columns": ["BLEU"],
+            "values": [{"row": {"model": "6L-6L ADMIN", "benchmark": one["benchmark"].iloc[0]},
+                        "column": "BLEU", "paper": float(one["BLEU"].iloc[0])}]}
+    assert chapter.provenance(one, full) == "Every number checked against the paper."
+    # a value corrected from the survey's copy is said, with both values
+    full["values"][0]["survey"] = 99.9
+    assert "the survey gives 99.9, the paper" in chapter.provenance(one, full)
+    # a checked value that the table does not hold is an error, not a caption
+    bent = copy.deepcopy(check)
+    bent["values"][0]["paper"] = 43.9
+    with pytest.raises(InputError, match="the table holds 43.8"):
+        chapter.provenance(liu, bent)
+    bent["values"][0]["row"] = {"model": "no such"}
+    with pytest.raises(InputError, match="not one cell"):
+        chapter.provenance(liu, bent)

@@ -7,9 +7,54 @@ import pandas as pd
 
 from dwlib.book import Table
 from dwlib.core.collapse import VARIANTS
+from dwlib.errors import require
+from dwlib.experiments.context import TABLES_FILE
+from dwlib.store import packaged_json
 
-#: said under every table quoted from the survey: its numbers are the survey's copy of the original
+#: said under a quoted table none of whose numbers has been checked against the paper it comes from
 UNCHECKED = "The numbers are as the survey gives them; they have not been checked against the original paper."
+
+
+def table_check(name: str) -> dict:
+    """What of the quoted table ``name`` has been checked against its primary paper: ``source``
+    (the paper or the part of it that was read, in words), ``columns`` (those whose entries are
+    the table's numbers), ``values`` (each ``{"row": {label column: value}, "column", "paper"}``,
+    the paper's value; ``"survey"`` where the survey's copy differed and the table holds the
+    paper's) and, for Brown et al., ``average_gain`` (the abstract's average advantage of the wide
+    models, in points)."""
+    tables = packaged_json(TABLES_FILE)
+    require(name in tables and "check" in tables[name], f"no check recorded for quoted table {name!r}")
+    return tables[name]["check"]
+
+
+def _cell(table: pd.DataFrame, entry: dict):
+    """The table's value at ``entry`` (its row given by label values, and its column)."""
+    mask = np.logical_and.reduce([table[k] == v for k, v in entry["row"].items()])
+    require(mask.sum() == 1 and entry["column"] in table.columns,
+            f"checked value {entry['row']} {entry['column']!r} is not one cell of the table")
+    return table.loc[mask, entry["column"]].iloc[0]
+
+
+def provenance(table: pd.DataFrame, check: dict) -> str:
+    """The sentence under a quoted table that says how much of it has been checked against the
+    primary paper: :data:`UNCHECKED` when nothing, "n of its m numbers checked" when part, "every
+    number checked" when all, with each value that had to be corrected from the survey's copy.
+    A checked value that the table does not hold is an error (the table holds the paper's values)."""
+    total = int(table[check["columns"]].notna().to_numpy().sum())
+    values = check["values"]
+    if not values:
+        return UNCHECKED
+    for v in values:
+        require(_cell(table, v) == v["paper"],
+                f"the table holds {_cell(table, v)} at {v['row']} {v['column']}, the paper {v['paper']}")
+    where = [f"{v['column']} of {' on '.join(v['row'].values())}" for v in values]
+    which = "; ".join(where)
+    fixed = [f"{w}: the survey gives {v['survey']}, the paper {v['paper']}"
+             for w, v in zip(where, values) if "survey" in v]
+    said = (f"Every number checked against {check['source']}." if len(values) == total else
+            f"{len(values)} of its {total} numbers checked against {check['source']} ({which}), and they "
+            f"agree; the rest are as the survey gives them, not checked.")
+    return said + (f" Corrected to the paper where the survey's copy differs ({'; '.join(fixed)})." if fixed else "")
 
 
 def brown_table(brown: pd.DataFrame) -> Table:
@@ -19,12 +64,20 @@ def brown_table(brown: pd.DataFrame) -> Table:
     cells = brown.assign(both=[f"{d:.1f} / {w:.1f}" for d, w in zip(brown["deep"], brown["wide"])])
     table = cells.pivot(index="attention", columns="task", values="both").reindex(
         index=brown["attention"].unique(), columns=brown["task"].unique())
-    return Table(table, f"{brown.attrs['caption']} Each cell: deep / wide. {UNCHECKED}")
+    check = table_check("brown2022wide")
+    caption = f"{brown.attrs['caption']} Each cell: deep / wide. {provenance(brown, check)}"
+    if "average_gain" in check:
+        n = brown_numbers(brown)
+        gain, here = check["average_gain"], n["bw_wide_avg"] - n["bw_deep_avg"]
+        caption += (f" The paper's abstract puts the wide models' average advantage at {gain:.1f}%; the averages"
+                    f" here differ by {here:.1f} points.")
+    return Table(table, caption)
 
 
 def clark_table(clark: pd.DataFrame) -> Table:
     """Clark et al.'s heads, one row per head, under the quoted table's caption."""
-    return Table(clark.set_index("head"), f"{clark.attrs['caption']} {UNCHECKED}")
+    return Table(clark.set_index("head"),
+                 f"{clark.attrs['caption']} {provenance(clark, table_check('clark2019heads'))}")
 
 
 def brown_numbers(brown: pd.DataFrame) -> dict:
@@ -114,7 +167,7 @@ def liu_table(liu: pd.DataFrame):
         values[f"liu_{tag}_params_deep"] = bleu.loc[(bench, "60L-12L ADMIN"), "parameters"]
     shown = liu.astype(object).where(liu.notna(), "\N{EM DASH}")
     shown.loc[liu["BLEU"].isna(), "TER"] = "diverged"
-    return Table(shown, f"{liu.attrs['caption']} {UNCHECKED}"), values
+    return Table(shown, f"{liu.attrs['caption']} {provenance(liu, table_check('liu2020very'))}"), values
 
 
 def induction_summary(ind: dict):
