@@ -20,8 +20,8 @@ def table_check(name: str) -> dict:
     (the paper or the part of it that was read, in words), ``columns`` (those whose entries are
     the table's numbers), ``values`` (each ``{"row": {label column: value}, "column", "paper"}``,
     the paper's value; ``"survey"`` where the survey's copy differed and the table holds the
-    paper's) and, for Brown et al., ``average_gain`` (the abstract's average advantage of the wide
-    models, in points)."""
+    paper's) and, for Brown et al., ``average_gain`` (the wide models' average advantage as the
+    paper's abstract states it, in percent)."""
     tables = packaged_json(TABLES_FILE)
     require(name in tables and "check" in tables[name], f"no check recorded for quoted table {name!r}")
     return tables[name]["check"]
