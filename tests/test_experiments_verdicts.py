@@ -69,6 +69,34 @@ def test_a_split_shape_is_found_from_the_runs_and_its_caveat_is_carried():
     assert caveat[1:] in claims.worse_row()["book"]
 
 
+def test_a_seed_apart_from_its_shape_is_named_with_the_half_widths_with_and_without_it():
+    """A seed whose distance to its shape's nearest other seed exceeds both the others' spread
+    and the target (shapes that split left to the test above) is named, and the half-width of
+    each pair it belongs to is given with it and without it; the verdicts keep it."""
+    target, shapes = RULE["half_width_target"], _complete_shapes()
+    split = {(g["target_budget"], g["depth"]) for g in pv.seed_groups() if g["split"]}
+    apart = []
+    for (b, L), losses in sorted(shapes.items()):
+        if (b, L) in split:
+            continue
+        for seed, loss in sorted(losses.items()):
+            rest = [v for t, v in losses.items() if t != seed]
+            if min(abs(loss - v) for v in rest) > max(max(rest) - min(rest), target):
+                apart.append((b, L, seed))
+    assert [(x["target_budget"], x["depth"], x["seed"]) for x in pv.lone_seeds()] == apart
+    text = pv.lone_seed_sentence()
+    assert (text == "") == (not apart)
+    for b, L, seed in apart:
+        assert f"At {fmt.count(b)} one seed of the {L}-layer network, seed {seed}, lies apart" in text
+        for s, d in RULE["pairs"]:
+            if L in (s, d):
+                gaps = {k: shapes[(b, d)][k] - shapes[(b, s)][k] for k in shapes[(b, s)]}
+                with_it, without = _half(list(gaps.values())), _half([v for k, v in gaps.items() if k != seed])
+                assert f"{with_it:.3f} nats for {s} vs {d} ({without:.3f} without it)" in text
+    if apart:
+        assert "The verdicts keep such seeds" in text and figure2.numbers()["fx_lone"] == text
+
+
 def test_the_pilots_half_widths_are_given():
     text = figure2.pilot_sentence()
     for name in figure2.PILOTS:

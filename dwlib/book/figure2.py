@@ -396,7 +396,7 @@ def numbers() -> dict:
     earlier = earlier_rows()
     return {
         "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(SWEEP),
-        "fx_result": result_sentence(r), "fx_split": pv.split_sentence(SWEEP), "fx_pilot": pilot_sentence(r),
+        "fx_result": result_sentence(r), "fx_split": pv.split_sentence(SWEEP), "fx_lone": pv.lone_seed_sentence(SWEEP), "fx_pilot": pilot_sentence(r),
         "fx_gpu_pilot": pv.gpu_pilot_sentence(), "fx_authors_reach": authors_reach(r),
         "fx_takeaway": takeaway_sentence(r),
         "fx_pairs": " ".join(pv.pair_sentence(p) for p in r["pairs"]), "fx_regime": pv.regime_summary(r),
@@ -486,15 +486,15 @@ def pilot_sentence(r: dict | None = None) -> str:
     pts = [(x, p) for p in r["pairs"] for x in p["points"] if x["half_width"] is not None]
     if not pts:
         return text
-    sweep_hw = _and([f"{x['half_width']:.3f} nats for {p['shallow']} vs {p['deep']} at {fmt.count(x['target_budget'])}"
-                     for x, p in pts])
-    text += f" The sweep's half-widths are {sweep_hw}"
-    if all(x["half_width"] <= first["half_width"] for x, _ in pts):
-        return text + ", as precise as the pilot."
+    wider = [x["half_width"] for x, _ in pts if x["half_width"] > first["half_width"]]
+    if not wider:
+        return text + " The sweep's half-widths are as small as the pilot's or smaller."
+    text += (f" The sweep's half-width is wider than the pilot's at {pv.count_of(len(wider), len(pts), 'point')} "
+             f"(up to {max(wider):.3f} nats)")
     chosen = sorted({g["lr"] for g in pv.seed_groups(SWEEP)})
     spread = rate_spread()
     if pilot_lr is None or chosen == [pilot_lr] or pilot_lr not in spread:
-        return text + ", wider than the pilot's."
+        return text + "."
     other = [lr for lr in chosen if lr != pilot_lr and lr in spread]
     where = ("every shape at the sizes read chose " + _and([f"{x:g}" for x in chosen])
              if pilot_lr not in chosen else "some shapes chose " + _and([f"{x:g}" for x in other]))
@@ -505,7 +505,7 @@ def pilot_sentence(r: dict | None = None) -> str:
         tail = (f", and over the shapes trained so far the two rate-choosing seeds land a median of "
                 f"{spread[lr]['median']:.3f} nats apart at {lr:g} against {spread[pilot_lr]['median']:.3f} at "
                 f"{pilot_lr:g}")
-    return (text + f", wider than the pilot's. The likely reason is the learning rate: the pilot trained at "
+    return (text + f". The likely reason is the learning rate: the pilot trained at "
             f"{pilot_lr:g}, while {where}{tail}. A rate at which runs vary more needs more seeds for the same "
             "precision.")
 

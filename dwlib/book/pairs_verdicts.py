@@ -467,6 +467,53 @@ def seed_groups(sweep: str = RULE_SWEEP) -> list[dict]:
     return out
 
 
+def lone_seeds(sweep: str = RULE_SWEEP) -> list[dict]:
+    """Seeds that lie apart from the rest of their shape at its chosen rate, in a shape whose seeds
+    do not split (:func:`seed_groups`): the distance from the seed's held-out loss to the nearest
+    other seed's is larger than both the spread of the others and the rule's half-width target.
+    A description of the spread, not an exclusion: the verdicts keep every seed. Each carries,
+    for every pair the shape belongs to at that size, the pair's half-width with and without the
+    seed (``pairs``: [{"pair", "half_width", "without"}])."""
+    rule = pairs.rule(sweep)
+    target, level = rule["half_width_target"], rule["level"]
+    points = {(x["target_budget"], x["shallow"], x["deep"]): x for pr in read(sweep)["pairs"] for x in pr["points"]}
+    out = []
+    for g in seed_groups(sweep):
+        losses = {**g["select"], **g["others"]}
+        if g["split"] or len(losses) < 3:
+            continue
+        for seed, loss in sorted(losses.items()):
+            rest = [v for s, v in losses.items() if s != seed]
+            distance = min(abs(loss - v) for v in rest)
+            if distance <= max(max(rest) - min(rest), target):
+                continue
+            affected = []
+            for s, d in rule["pairs"]:
+                x = points.get((g["target_budget"], s, d))
+                if g["depth"] in (s, d) and x and seed in x["gaps"]:
+                    without = [v for k, v in x["gaps"].items() if k != seed]
+                    affected.append({"pair": f"{s} vs {d}", "half_width": x["half_width"],
+                                     "without": pairs.interval(without, level)["half_width"]})
+            out.append({"target_budget": g["target_budget"], "depth": g["depth"], "seed": seed, "loss": loss,
+                        "others": (min(rest), max(rest)), "distance": distance, "pairs": affected})
+    return out
+
+
+def lone_seed_sentence(sweep: str = RULE_SWEEP) -> str:
+    """:func:`lone_seeds` in words, one sentence a seed and one on what the verdicts do with them;
+    empty when there is none."""
+    out = []
+    for x in lone_seeds(sweep):
+        lo, hi = x["others"]
+        text = (f"At {fmt.count(x['target_budget'])} one seed of the {x['depth']}-layer network, seed {x['seed']}, lies "
+                f"apart from the others at its chosen rate ({x['loss']:.3f} nats against {lo:.3f} to {hi:.3f})")
+        if x["pairs"]:
+            text += ("; the half-width there is " + _and([f"{a['half_width']:.3f} nats for {a['pair']} "
+                                                           f"({a['without']:.3f} without it)" for a in x["pairs"]]))
+        out.append(text + ".")
+    return " ".join(out + ["The verdicts keep such seeds, as the rule keeps every seed."]) if out else ""
+
+
 def _split_pairs(g: dict, sweep: str) -> list[str]:
     return [f"{s} vs {d}" for s, d in pairs.rule(sweep)["pairs"] if g["depth"] in (s, d)]
 
@@ -488,7 +535,8 @@ def split_sentence(sweep: str = RULE_SWEEP) -> str:
                     f"seeds split at its chosen rate, {_rate(g['lr'])}: seeds {seeds}, which chose it, lie "
                     f"{abs(g['mean_split']):.2f} nats apart on average from seeds {rest[0]} to {rest[-1]}")
             if g["better_elsewhere"]:
-                text += f" (seeds {seeds} do better at {_rate(g['better_elsewhere'][0])})"
+                text += (f" (at {_rate(g['better_elsewhere'][0])} seeds {seeds} do better than seeds {rest[0]} to "
+                         f"{rest[-1]} at the chosen rate)")
             out.append(text + ".")
         readings = [f"{_and(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
         rest = sorted(groups[0]["others"])
