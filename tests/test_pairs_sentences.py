@@ -113,6 +113,12 @@ def test_power_states_the_half_widths_and_what_falling_short_means():
     assert "short of the target" in text and "cannot be told from zero" in text
     ok = _reading([_pair(2, 4, [_point(1e5, -0.06, 0.02)])])
     assert pv.power_sentence(ok).endswith("meeting the target.")
+    # two of the points read miss the target: with 10 planned, 8 can still meet 75%; with 6, not
+    assert "can no longer be met" not in pv.power_sentence(r, planned=10)
+    assert pv.power_sentence(r, planned=6).endswith(
+        "Of the 6 points the design plans, 2 already miss it, so the target of 75% can no longer be met, "
+        "whatever the sizes still to come give.")
+    assert "can no longer be met" not in pv.power_sentence(r, planned=2)  # every planned point read
 
 
 def test_sizes_differ_and_the_direction_is_said_per_pair():

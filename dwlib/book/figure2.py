@@ -402,7 +402,7 @@ def numbers() -> dict:
         "fx_pairs": " ".join(pv.pair_sentence(p) for p in r["pairs"]), "fx_regime": pv.regime_summary(r),
         "fx_paper_form": pv.paper_form_sentence(r), "fx_caption": caption(r, others, others_seeds),
         "fx_transitions": pv.transition_summary(r),
-        "fx_power": pv.power_sentence(r),
+        "fx_power": pv.power_sentence(r, planned=len(r["rule"]["pairs"]) * len(get_preset(SWEEP).budgets)),
         "fx_others": pv.seeds_sentence(r, others, others_seeds),
         "fx_sizes": pv.size_sentence(r, preset.head_size),
         "fx_share": rule["half_width_share"],

@@ -371,9 +371,10 @@ def seeds_sentence(all_seeds: dict, some: dict, seeds) -> str:
             + "; ".join(diffs) + ".")
 
 
-def power_sentence(reading: dict) -> str:
+def power_sentence(reading: dict, planned: int | None = None) -> str:
     """How many points meet the rule's precision target, the measured half-widths, and what falling
-    short means, in one sentence."""
+    short means, in one sentence; with ``planned`` (the (pair, size) points the design plans), a
+    second sentence when the points already short of the target leave it out of reach."""
     rule, p = reading["rule"], reading["power"]
     groups = [(b, [(x, pr) for x, pr in g if x["half_width"] is not None]) for b, g in _by_budget(reading)]
     groups = [(b, g) for b, g in groups if g]
@@ -386,8 +387,13 @@ def power_sentence(reading: dict) -> str:
     head = f"The half-width is at most {target} nats at {count_of(p['within'], p['points'], 'point')} ({halves})"
     if ok:
         return head + ", meeting the target."
-    return (head + f", short of the target: a gap smaller than its point's half-width cannot be told from zero, "
+    text = (head + f", short of the target: a gap smaller than its point's half-width cannot be told from zero, "
             "so these runs cannot resolve differences that small.")
+    missed = p["points"] - p["within"]
+    if planned and planned > p["points"] and planned - missed < share * planned:
+        text += (f" Of the {planned} points the design plans, {missed} already miss it, so the target of "
+                 f"{share:.0%} can no longer be met, whatever the sizes still to come give.")
+    return text
 
 
 def size_sentence(reading: dict, head_size: int) -> str:
