@@ -55,8 +55,10 @@ def test_the_captions_conclusions_hold_for_the_stored_results():
     first_fig = next(i for i, c in enumerate(nb["cells"]) if c["metadata"].get("mystnb", {}).get("figure"))
     first_text = next(i for i, c in enumerate(nb["cells"][2:], 2) if c["cell_type"] == "markdown")
     assert first_text < first_fig and "{figref}`fig-wide-deep`" in "".join(nb["cells"][first_text]["source"])
-    # the quoted tables name their primary papers and say that their numbers were not checked
-    assert "{cite}`brown2022wide,liu2020very,clark2019what`" in text and "not been checked" in text
+    # the quoted tables name their primary papers, and the opening sends the reader to each caption
+    # for what was checked against them (the captions follow each table's record: test_context_caption)
+    assert "{cite}`brown2022wide,liu2020very,clark2019what`" in text
+    assert "each caption says which of its numbers have been\nchecked against that paper" in text
 
 
 def test_the_check_fails_on_a_bent_grid():
