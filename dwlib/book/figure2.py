@@ -327,22 +327,25 @@ def result_sentence(r: dict | None = None) -> str:
         parts = []  # one clause a pair: "in 2 vs 4 the deeper network is worse at 200K (...) and not resolved at 100K"
         if v["worse"]:
             worse = True
-            x = next(x for x in p["points"] if x["verdict"] == pairs.WORSE)
-            parts.append(f"worse{'' if one else ' at ' + pv._sizes(v['worse'])} "
-                         f"({x['mean']:+.3f} nats, interval {x['low']:+.3f} to {x['high']:+.3f})")
+            xs = [x for x in p["points"] if x["verdict"] == pairs.WORSE]
+            gaps = [f"{x['mean']:+.3f} nats, interval {x['low']:+.3f} to {x['high']:+.3f}" if k == 0
+                    else f"{x['mean']:+.3f}, {x['low']:+.3f} to {x['high']:+.3f}" for k, x in enumerate(xs)]
+            parts.append(f"worse ({gaps[0]})" if one else
+                         "worse at " + _and([f"{fmt.count(x['target_budget'])} ({g})" for x, g in zip(xs, gaps)]))
         if v["better"]:
             parts.append(f"better{'' if one else ' at ' + pv._sizes(v['better'])}")
         if v["unresolved"]:
             parts.append(f"not resolved{'' if one else ' at ' + pv._sizes(v['unresolved'])}")
-        bits.append(f"in {name} the deeper network is {_and(parts)}")
+        joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + ", and " + parts[-1]
+        bits.append(f"in {name} the deeper network is {joined}")
     if worse:
         bits[-1] += " (where worse, the paper has the two perform comparably)"
     planned = sorted(get_preset(SWEEP).budgets)
     missing = [b for b in planned if b not in r["budgets"]]
     text = f"{_cap(where)} non-embedding parameters, by the declared rule, {'; '.join(bits)}."
     if missing:
-        text += (f" The sweep's larger sizes, {pv._sizes(missing)}, are not yet trained in full, so "
-                 + ("no transition can be read." if len(r["budgets"]) == 1 else "no transition above them can be read."))
+        text += (f" The sweep's larger sizes, {pv._sizes(missing)}, are not yet trained in full"
+                 + (", so no transition can be read." if len(r["budgets"]) == 1 else "."))
     caveat = pv.split_caveat(SWEEP)
     if caveat:
         text += f" And {caveat}."

@@ -546,7 +546,7 @@ def split_sentence(sweep: str = RULE_SWEEP) -> str:
             out.append(text + ".")
         readings = [f"{_and(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
         rest = sorted(groups[0]["others"])
-        return (" ".join(out) + " The table below gives every seed's loss; at such rates neither reading of "
+        return (" ".join(out) + " The table above gives every seed's loss; at such rates neither reading of "
                 f"{' or of '.join(readings)}, on all seeds or on seeds {rest[0]} to {rest[-1]} alone, is an effect "
                 "of depth.")
     out = []
