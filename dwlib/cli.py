@@ -76,18 +76,40 @@ def main(argv: list[str] | None = None) -> int:
         with interrupts.armed(args.command):
             return int(args.run(args) or 0)
     except KeyboardInterrupt as err:  # Ctrl-C, or interrupts.Interrupted (SIGINT or SIGTERM)
-        signum = getattr(err, "signum", signal.SIGINT)
-        _ending_quietly()
-        interrupts.say(args.command, signum, sys.stderr)
-        return interrupts.status(signum)
-    except BrokenPipeError:  # the reader went away (``dwlib ... | head``): stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except (InputError, OSError) as err:
+        return _interrupted(args.command, err)
+    except Exception as err:
+        # cleanup that failed while the signal unwound the command (shutil.rmtree closing a
+        # descriptor again after the interrupt came inside it: EBADF) is still the signal
+        if (behind := _interrupt_behind(err)) is not None:
+            return _interrupted(args.command, behind)
+        if isinstance(err, BrokenPipeError):  # the reader went away (``dwlib ... | head``): stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+        if not isinstance(err, (InputError, OSError)):
+            raise
         if (message := str(err) if isinstance(err, InputError) else environment_problem(err)) is None:
             raise
         print(f"dwlib {args.command}: error: {message}", file=sys.stderr)
         return 2
+
+
+def _interrupted(command: str, err: KeyboardInterrupt) -> int:
+    """The signal's one line; its exit status."""
+    signum = getattr(err, "signum", signal.SIGINT)
+    _ending_quietly()
+    interrupts.say(command, signum, sys.stderr)
+    return interrupts.status(signum)
+
+
+def _interrupt_behind(err: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt that ``err`` was raised while handling, if any (its context chain)."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, KeyboardInterrupt):
+            return err
+        seen.add(id(err))
+        err = err.__context__
+    return None
 
 
 def _ending_quietly() -> None:

@@ -118,6 +118,21 @@ def test_interrupt_and_machine_errors_are_one_line(raised, status, line, monkeyp
     assert capsys.readouterr().err == line
 
 
+def _failing_cleanup(args):
+    """A command whose cleanup fails while Ctrl-C unwinds it, as shutil.rmtree's close of a
+    descriptor does (EBADF) when the interrupt comes inside it."""
+    try:
+        raise KeyboardInterrupt
+    finally:
+        raise OSError(9, "Bad file descriptor")
+
+
+def test_a_cleanup_that_fails_during_an_interrupt_is_still_the_interrupt(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "_run_bounds", _failing_cleanup)
+    assert cli.main(["bounds", "--width", "100", "--heads", "4", "--depth", "2"]) == 130
+    assert capsys.readouterr().err == "dwlib bounds: interrupted (SIGINT)\n"
+
+
 def test_a_bug_keeps_its_traceback(monkeypatch):
     """An OSError that is not about the machine (here: no such file, the working directory
     intact) is a bug: it propagates."""
