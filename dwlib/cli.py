@@ -102,14 +102,11 @@ def _interrupted(command: str, err: KeyboardInterrupt) -> int:
 
 
 def _interrupt_behind(err: BaseException) -> KeyboardInterrupt | None:
-    """The KeyboardInterrupt that ``err`` was raised while handling, if any (its context chain)."""
-    seen = set()
-    while err is not None and id(err) not in seen:
-        if isinstance(err, KeyboardInterrupt):
-            return err
-        seen.add(id(err))
+    """The KeyboardInterrupt that ``err`` was raised while handling, if any (its context chain;
+    Python keeps that chain free of cycles)."""
+    while err is not None and not isinstance(err, KeyboardInterrupt):
         err = err.__context__
-    return None
+    return err
 
 
 def _ending_quietly() -> None:

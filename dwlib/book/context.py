@@ -45,8 +45,8 @@ def provenance(table: pd.DataFrame, check: dict) -> str:
     if not values:
         return UNCHECKED
     for v in values:
-        require(_cell(table, v) == v["paper"],
-                f"the table holds {_cell(table, v)} at {v['row']} {v['column']}, the paper {v['paper']}")
+        held = _cell(table, v)
+        require(held == v["paper"], f"the table holds {held} at {v['row']} {v['column']}, the paper {v['paper']}")
     where = [f"{v['column']} of {' on '.join(v['row'].values())}" for v in values]
     which = "; ".join(where)
     fixed = [f"{w}: the survey gives {v['survey']}, the paper {v['paper']}"
