@@ -33,12 +33,20 @@
 #      archive, $OUT/gpu-pairs-results.tar.gz (at most 16 MiB: past that, only the runs finished by
 #      this call), and the log, $OUT/gpu-sweep.log.
 # Settings (environment): DWLIB_GPU_SECONDS (training budget in seconds, default 420),
-# DWLIB_GPU_MIN_GROUP (default 45), DWLIB_GPU_PACK (default .devcache/english-mix.dwpack).
+# DWLIB_GPU_MIN_GROUP (default 45), DWLIB_GPU_PACK (default .devcache/english-mix.dwpack),
+# DWLIB_GPU_PRESET (default gpu-pairs), DWLIB_GPU_SHARDS (the shards this call trains, one after
+# another, space-separated i/n as for `dwlib sweep --shard`; default 0/1, the whole sweep).
+# Another preset, the larger sizes of cpu-pairs for instance (its shapes are shards of 15, depth by
+# depth, budgets from the smallest: 4/15, 9/15 and 14/15 are 1.6M's), with that preset's own pack:
+#   DWLIB_GPU_PRESET=cpu-pairs DWLIB_GPU_SHARDS="4/15 9/15 14/15" DWLIB_GPU_PACK=.devcache/linux-doc.dwpack
+# (a float32 preset: JAX_DEFAULT_MATMUL_PRECISION=highest in the environment keeps its products
+# in full float32, as on a CPU, rather than the GPU's TF32 default).
 # Exit status: 0 when the archive was written (the sweep done or cut short), 2 for bad settings or a
 # missing pack, 1 when no archive could be written.
 set -uo pipefail
 
-preset=gpu-pairs
+preset=${DWLIB_GPU_PRESET:-gpu-pairs}
+shards=${DWLIB_GPU_SHARDS:-0/1}
 results=results/$preset
 budget=${DWLIB_GPU_SECONDS:-420}
 min_group=${DWLIB_GPU_MIN_GROUP:-45}
@@ -51,6 +59,8 @@ fail() { echo "gpu_sweep: error: $1" >&2; exit "${2:-2}"; }
 [[ $min_group =~ ^[0-9]+$ ]] || fail "DWLIB_GPU_MIN_GROUP must be a whole number of seconds, got '$min_group'"
 [[ -f $pack ]] || fail "no pack at $pack (make it here with: dwlib pack --corpus english-mix --validation-split --splits train,valid,select --out $pack)"
 [[ -f dwlib/__main__.py ]] || fail "run it from the repository root"
+[[ $preset =~ ^[a-z0-9-]+$ ]] || fail "DWLIB_GPU_PRESET must be a preset's name, got '$preset'"
+for shard in $shards; do [[ $shard =~ ^[0-9]+/[0-9]+$ ]] || fail "DWLIB_GPU_SHARDS must hold i/n shards, got '$shards'"; done
 
 log=$OUT/gpu-sweep.log
 start=$SECONDS
@@ -62,23 +72,26 @@ say "start $(date -u +%FT%TZ); budget ${budget} s; $(git rev-parse HEAD 2>/dev/n
 dwlib install-pack "$pack" || fail "the pack could not be installed (see $log)"
 dwlib env || true
 dwlib sweep --preset "$preset" --cost || true
+say "shards: $shards; JAX_DEFAULT_MATMUL_PRECISION=${JAX_DEFAULT_MATMUL_PRECISION:-unset}"
 
 status=done
 longest=0  # the longest group of this call so far: a later group (budget-major: larger) takes at least as long
-while :; do
+for shard in $shards; do
+  while :; do
     left=$((budget - (SECONDS - start)))
     need=$((longest > min_group ? longest : min_group))
-    if ((left < need)); then status="stopped: ${left} s of the budget left, the longest group took ${longest} s"; break; fi
+    if ((left < need)); then status="stopped: ${left} s of the budget left, the longest group took ${longest} s"; break 2; fi
     out=$(mktemp)
     began=$SECONDS
-    timeout --signal=TERM --kill-after=20 "$left" python3 -m dwlib sweep --preset "$preset" --no-progress \
-        --limit 1 >"$out" 2>&1
+    timeout --signal=TERM --kill-after=20 "$left" python3 -m dwlib sweep --preset "$preset" --shard "$shard" \
+        --no-progress --limit 1 >"$out" 2>&1
     rc=$?
     ((SECONDS - began > longest)) && longest=$((SECONDS - began))
     tee -a "$log" <"$out" >&2
-    if ((rc != 0)); then status="stopped: dwlib sweep ended with status $rc"; rm -f "$out"; break; fi
-    if ! grep -q "left (limit)" "$out"; then rm -f "$out"; break; fi  # nothing left to train
+    if ((rc != 0)); then status="stopped: dwlib sweep ended with status $rc (shard $shard)"; rm -f "$out"; break 2; fi
+    if ! grep -q "left (limit)" "$out"; then rm -f "$out"; break; fi  # nothing left to train in this shard
     rm -f "$out"
+  done
 done
 say "$status after $((SECONDS - start)) s"
 
