@@ -147,3 +147,27 @@ def test_group_presets_refuse_unknown_rules(corpus, tmp_path):
         dataclasses.replace(tiny(corpus), select_seeds=3)
     with pytest.raises(InputError, match="needs trainer='group' and a validation split"):
         dataclasses.replace(tiny(corpus), trainer="single")
+
+
+def test_a_sweep_refuses_to_add_runs_on_another_corpus(corpus, tmp_path):
+    """The rest of a sweep on another text (a system package at another version) would be
+    compared with runs that read the first: refused before anything trains."""
+    from dwlib.errors import InputError
+    from dwlib.train import data as data_lib
+    sweep, out = tiny(corpus, depths=(1,)), tmp_path / "out"
+    cfg = sweep.configs()[0]
+    meta = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, seq_len=cfg.model.seq_len,
+                                validation_split=True).meta
+    out.mkdir()
+    sw.claim(sweep, out)  # a sweep's folder (its sweep.json), one run finished in it
+    finished = out / "runs" / "0123456789ab"
+    finished.mkdir(parents=True)
+    same = {"corpus": {"name": cfg.corpus, "tokens": meta["tokens"], "fingerprint": meta["fingerprint"]}}
+    (finished / "result.json").write_text(json.dumps(same))
+    gs.check_one_corpus(sweep, out)  # the same text: nothing to say
+    other = {"corpus": {"name": cfg.corpus, "tokens": {"train": 12345}, "fingerprint": "5b1569606b0b6de9"}}
+    (finished / "result.json").write_text(json.dumps(other))
+    with pytest.raises(InputError, match=r"fingerprint 5b1569606b0b6de9 \(12345 training tokens\).*"
+                                         + meta["fingerprint"]):
+        sw.run(sweep, out, progress=False)
+    assert [p.name for p in (out / "runs").iterdir()] == ["0123456789ab"]  # nothing trained

@@ -22,6 +22,8 @@ from dwlib.core.fit import AUTHORS_FIT, optimal_width
 from dwlib.experiments import pairs
 from dwlib.experiments.presets import get_preset
 from dwlib.experiments.records import stored_results
+from dwlib.store import packaged_json
+from dwlib.train import corpora
 from dwlib.viz import pairs as vp
 
 SWEEP = pv.RULE_SWEEP
@@ -377,6 +379,47 @@ def widths_below(sweep: str = SWEEP, limit: int = 200) -> tuple[int, int]:
     return sum(x < limit for x in w), len(w)
 
 
+def _machine(hw: dict) -> str:
+    """'a 2-core CPU', 'one NVIDIA H200'."""
+    if hw.get("backend") == "cpu":
+        return f"a {hw.get('cpu_count') or hw.get('devices')}-core CPU"
+    n = hw.get("devices", 1)
+    return f"{pv.words(n) if n > 1 else 'one'} {hw.get('device_kind') or hw.get('backend', '').upper()}"
+
+
+def hardware_sentence(sweep: str = SWEEP) -> str:
+    """Where the stored runs trained, and, when some trained elsewhere than the rest, how closely
+    runs trained again on the other machine match their stored losses (the sweep's parity file:
+    benchmarks/device_parity.py), set against the spread between seeds of one shape."""
+    records = stored_results(sweep)
+    by_machine: dict[str, list[dict]] = {}
+    for r in records:
+        by_machine.setdefault(_machine(r.get("hardware") or {}), []).append(r)
+    dtypes = sorted({r["config"].get("dtype", "float32") for r in records})
+    name = pv.NAMES.get(sweep, sweep)
+    if len(by_machine) == 1:
+        return f"{_cap(name)} trains on {next(iter(by_machine))} in {' and '.join(dtypes)}."
+    main, *rest = sorted(by_machine, key=lambda m: -len(by_machine[m]))
+    parts = []
+    for m in rest:
+        sizes = sorted({r["target_budget"] for r in by_machine[m]})
+        where = "; ".join(
+            f"{sum(r['target_budget'] == b for r in by_machine[m])} of the "
+            f"{sum(r['target_budget'] == b for r in records)} runs at {fmt.count(b)}" for b in sizes)
+        parts.append(f"{len(by_machine[m])} on {m} ({where})")
+    text = (f"{_cap(name)} trains in {' and '.join(dtypes)}, {len(by_machine[main])} of its runs on {main} and "
+            f"{'; '.join(parts)}.")
+    try:
+        parity = packaged_json("sweeps", f"{sweep}.parity.json")
+    except FileNotFoundError:
+        return text + " No run was trained on both to compare them."
+    worst = parity["largest_abs_diff"]["eval_loss"]
+    runs = parity["runs"]
+    return (text + f" Trained again there, {pv.words(len(runs))} runs stored from the CPU reproduced their "
+            f"held-out losses within {worst:.4f} nats, while seeds of one shape differ by a median of "
+            f"{_seed_std(sweep):.3f}: where a run trained does not move its result.")
+
+
 def later_seeds() -> tuple[int, ...]:
     """The seeds that did not choose the learning rates."""
     preset = get_preset(SWEEP)
@@ -431,7 +474,8 @@ def numbers() -> dict:
         "fx_old_budget": fmt.count(one_two["budget"]),
         "fx_old_n": len(earlier), "fx_old_cross": sum(x["crosses by the rule"] == "yes" for x in earlier),
         "fx_gpu_lead": -min(x["mean"] for x in pv.read_by_rule("gpu-slice")["pairs"][0]["points"]),
-        "fx_runs": len(stored_results(SWEEP)),
+        "fx_runs": len(stored_results(SWEEP)), "fx_hardware": hardware_sentence(),
+        "fx_corpus_version": corpora.LINUX_DOC_RECORD["version"],
         "fx_hours": sum(x.get("wall_seconds") or 0 for x in stored_results(SWEEP)) / 3600,
         "fx_std_fig2": _seed_std("cpu-fig2"), "fx_std_mini": _seed_std("mini"), "fx_std_gpu": _seed_std("gpu-slice"),
     }

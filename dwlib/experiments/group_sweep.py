@@ -34,6 +34,7 @@ a sweep starts, once that process is gone.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -44,7 +45,7 @@ from pathlib import Path
 import jax
 from tqdm.auto import tqdm
 
-from dwlib.errors import StateError, require_int
+from dwlib.errors import InputError, StateError, require_int
 from dwlib.experiments import selection
 # Sideways, within experiments: the results directory's state (run states, claim, set-aside),
 # apart from the runner so that the records and the command line read it without training code.
@@ -235,6 +236,8 @@ def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: 
     bar = tqdm(total=planned, unit="run", disable=not progress, desc=label)
     log = log or ((lambda line: bar.write(line, file=sys.stderr)) if progress else base.stderr_line)
     _remove_stale_temporaries(out / "runs", log)
+    if any(r["state"] != "done" for g in queue for r in g["rows"]):
+        check_one_corpus(sweep, out, cache_dir)
     env = {"sweep": sweep.name, "hardware": hardware(), "git_commit": base.git_commit()}
     env |= {} if single else {"trainer": "group"}
     counts = dict.fromkeys(base.OUTCOMES, 0)
@@ -265,6 +268,35 @@ def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: 
     records = _finished_records(rows)
     planned = max(planned, len(rows))  # rates beyond a grid's edge add runs to the plan as they become known
     return base.Outcome(records if single else _marked(sweep, records), counts, planned, label)
+
+
+def check_one_corpus(sweep: Sweep, out: Path, cache_dir: str | None = None) -> None:
+    """Refuse to add runs to ``out`` on a corpus other than the one its finished runs read.
+
+    A sweep's runs are compared with one another (paired by seed, on one held-out text), so all
+    must read one text. A corpus read from a system package (linux-doc) changes with the installed
+    version; its cache key names the version and its fingerprint the tokens, so a machine with
+    another version would silently train the rest of a sweep on another text."""
+    seen: dict[str, dict] = {}
+    for result in sorted((out / "runs").glob("*/result.json")):
+        try:
+            corpus = json.loads(result.read_text()).get("corpus") or {}
+        except (OSError, ValueError):  # a corrupt record: set aside where the runs are read
+            continue
+        if corpus.get("fingerprint"):
+            seen.setdefault(corpus["fingerprint"], corpus)
+    if not seen:
+        return
+    cfg = sweep.configs()[0].replace(cache_dir=cache_dir)
+    meta = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, seq_len=cfg.model.seq_len,
+                                validation_split=cfg.validation_split).meta
+    other = next((c for fp, c in seen.items() if fp != meta["fingerprint"]), None)
+    if other is not None:
+        raise InputError(
+            f"the finished runs in {out} read {other.get('name', 'their corpus')} with fingerprint "
+            f"{other['fingerprint']} ({other.get('tokens', {}).get('train', '?')} training tokens); this machine's "
+            f"{meta.get('key', cfg.corpus)} has fingerprint {meta['fingerprint']} ({meta['tokens']['train']} training "
+            "tokens): install the version they were trained on, or write this sweep to another folder")
 
 
 def _locked_train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, progress: bool, log,

@@ -251,7 +251,9 @@ def configure_cpu_devices() -> None:
 
 
 def hardware() -> dict:
-    """Backend, device kind and count, and the jax version (recorded with sweep runs)."""
+    """Backend, device kind and count, the jax version and the precision of float32 products
+    (``None``: the backend's default, TF32 on recent NVIDIA GPUs) (recorded with sweep runs)."""
     devices = jax.devices()
     return {"backend": jax.default_backend(), "device_kind": devices[0].device_kind, "devices": len(devices),
-            "processes": jax.process_count(), "jax": jax.__version__, "cpu_count": os.cpu_count()}
+            "processes": jax.process_count(), "jax": jax.__version__, "cpu_count": os.cpu_count(),
+            "matmul_precision": jax.config.jax_default_matmul_precision}
