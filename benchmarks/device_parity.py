@@ -7,7 +7,11 @@ is one experiment only if a run's result does not depend on where it trained bey
 the differences printed here are that rounding, grown over a run's steps, and are to be read
 against the spread between seeds (the sweep's own noise).
 
-    python benchmarks/device_parity.py --preset cpu-pairs --shard 0/15 [--json out.json]
+    python benchmarks/device_parity.py --preset cpu-pairs --shard 0/15 [--stage 2] [--json out.json]
+
+With ``--stage 2`` the shape's stored rate grid is copied in first, so that the group retrained
+is the one of the seeds at the chosen rate (the grid is not trained again): a check that the
+seeds trained after the grid, at a later commit of the code, are what this code gives too.
 
 Prints one line a run (stored and retrained held-out, validation and training losses) and the
 largest absolute difference; with --json, writes the same as JSON. Trains nothing into the
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,6 +45,8 @@ def main() -> int:
     ap.add_argument("--preset", required=True)
     ap.add_argument("--results", default=None, help="the stored sweep (default results/<preset>)")
     ap.add_argument("--shard", default="0/1", help="i/n as for dwlib sweep: its first group is retrained")
+    ap.add_argument("--stage", type=int, choices=(1, 2), default=1,
+                    help="1: the rate grid (default); 2: the seeds at the chosen rate (the stored grid copied in)")
     ap.add_argument("--json", default=None, help="also write the comparison here")
     args = ap.parse_args()
     stored_root = Path(args.results or f"results/{args.preset}") / "runs"
@@ -47,6 +54,12 @@ def main() -> int:
         print(f"device_parity: error: no stored runs at {stored_root}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="dwlib-parity-") as tmp:
+        if args.stage == 2:  # every stored grid run (stage 1) in, so the sweep goes on to the seeds
+            shutil.copy(stored_root.parent / "sweep.json", tmp)
+            for meta in stored_root.glob("*/sweep_meta.json"):
+                if json.loads(meta.read_text()).get("group", {}).get("stage") == 1:
+                    shutil.copytree(meta.parent, Path(tmp, "runs", meta.parent.name))
+        copied = {p.name for p in Path(tmp).glob("runs/*")}
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "dwlib", "sweep", "--preset", args.preset, "--out", tmp,
                                "--shard", args.shard, "--limit", "1", "--no-progress"],
@@ -59,6 +72,8 @@ def main() -> int:
         rows = []
         for result in sorted(Path(tmp, "runs").glob("*/result.json")):
             key = result.parent.name
+            if key in copied:
+                continue
             stored_file = stored_root / key / "result.json"
             if not stored_file.exists():
                 continue
@@ -76,7 +91,7 @@ def main() -> int:
                      if r[k + "_live"] is not None and r[k + "_stored"] is not None), default=None) for k in LOSSES}
     print("largest |retrained - stored|: " + ", ".join(f"{k} {v:.4f}" for k, v in worst.items() if v is not None))
     if args.json:
-        Path(args.json).write_text(json.dumps({"preset": args.preset, "shard": args.shard, "seconds": seconds,
+        Path(args.json).write_text(json.dumps({"preset": args.preset, "shard": args.shard, "stage": args.stage, "seconds": seconds,
                                                "matmul_precision": os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"),
                                                "runs": rows, "largest_abs_diff": worst}, indent=1) + "\n")
     return 0

@@ -20,7 +20,7 @@ import pandas as pd
 from flax import nnx
 
 from dwlib import fmt
-from dwlib.book import analysed_model, experiments, pairs_verdicts, seprank_measurements, two_regimes, vocabulary
+from dwlib.book import analysed_model, experiments, figure2, pairs_verdicts, seprank_measurements, two_regimes, vocabulary
 from dwlib.core import bounds, sizes
 from dwlib.core.fit import AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_REL_TOL
 from dwlib.experiments import pairs, seprank_sweep
@@ -381,6 +381,7 @@ def transitions_row() -> dict:
     else:
         text = ("By the declared rule, " + "; ".join(crossed_in)
                 + (f"; no pair crosses in {_pair_list(quiet)}." if quiet else "."))
+    text += " " + figure2._cap(figure2.fit_reach_clause(sizes="the sizes the doubling sweep has read")) + "."
     return _row("past a transition size the deeper network wins (the paper's Figure 2)", "experiments",
                 f"both pairs, 6 vs 12 and 12 vs 24, cross {PAPER}", text, verdict, "experiments")
 
@@ -592,8 +593,8 @@ def figure2_head(table: list[dict]) -> str:
     row = next(r for r in table if r["claim"].startswith("past a transition size"))
     return {"agrees": "One stored sweep at least reproduces the transitions of the paper's Figure 2: all its pairs cross.",
             "partly": "Some pairs cross by the declared rule, so the paper's Figure 2 is reproduced in part.",
-            "not reproduced": "No stored sweep reproduces the transitions of the paper's Figure 2 by the declared rule."
-            }[row["agreement"]]
+            "not reproduced": "No stored sweep reproduces the transitions of the paper's Figure 2 by the declared rule;"
+            }[row["agreement"]].rstrip(";.") + "; " + figure2.fit_reach_clause(sizes="the sizes the doubling sweep has read") + "."
 
 
 def coverage_sentence() -> str:

@@ -420,5 +420,19 @@ def trained_claim(reading: dict | None = None) -> dict:
             "chapter": "vocabulary", "paper": f"depth gains an added advantage (abstract), read for trained "
                                               f"networks {src}",
             "book": f"{n['vt_depths']} layers at {n['vt_budget']}: gap at r = {n['vt_primary_r']} minus gap at full "
-                    f"rank {n['vt_diff_' + str(n['vt_primary_r'])]}, over {n['vt_seeds']} seeds: {verdict}",
+                    f"rank {n['vt_diff_' + str(n['vt_primary_r'])]}, over {n['vt_seeds']} seeds: {verdict}"
+                    + _claim_caveats(t, n),
             "agreement": TRAINED_CLAIM_VERDICTS[verdict]}
+
+
+def _claim_caveats(t: dict, n: dict) -> str:
+    """What qualifies the trained verdict in the claims row: how near zero its interval ends, when
+    the chapter calls the margin narrow, and the verdict on the seeds that did not choose the rates
+    when it differs."""
+    iv = t["all"]["differences"][str(n["vt_primary_r"])]["interval"]
+    out = []
+    if n.get("vt_margin"):  # the verdict rests on a narrow margin (trained_margin)
+        out.append(f"the interval ends {min(abs(iv['low']), abs(iv['high'])):.3f} nats from zero")
+    if t["later"]["verdict"] != t["all"]["verdict"]:
+        out.append(f"{t['later']['verdict']} on seeds {n['vt_later_seeds']} alone")
+    return f" ({'; '.join(out)})" if out else ""
