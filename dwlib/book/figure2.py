@@ -341,7 +341,7 @@ def result_sentence(r: dict | None = None) -> str:
         joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + ", and " + parts[-1]
         bits.append(f"in {name} the deeper network is {joined}")
     if worse:
-        bits[-1] += " (where worse, the paper has the two perform comparably)"
+        bits[-1] += "; at small sizes the paper has the two perform comparably"
     planned = sorted(get_preset(SWEEP).budgets)
     missing = [b for b in planned if b not in r["budgets"]]
     text = f"{_cap(where)} non-embedding parameters, by the declared rule, {'; '.join(bits)}."
@@ -614,7 +614,14 @@ def fit_reach_clause(r: dict | None = None, sizes: str = "these sizes") -> str:
     head = f"the authors' fit places the first transition, {s} vs {d}'s, between {fmt.count(lo)} and {fmt.count(hi)}"
     if r["budgets"] and max(r["budgets"]) < lo:
         return head + f", above {sizes}, so they test the paper's first regime, not its transition"
-    return head
+    inside = [x for p in r["pairs"] if (p["shallow"], p["deep"]) == (s, d) for x in p["points"]
+              if lo <= x["target_budget"] <= hi]
+    if not inside:
+        return head
+    said = {pairs.WORSE: "the deeper network is worse", pairs.BETTER: "the deeper network is better",
+            pairs.UNRESOLVED: "no difference is resolved"}
+    return head + "; " + "; ".join(f"at {fmt.count(x['target_budget'])}, inside that range, {said[x['verdict']]}"
+                                   for x in inside)
 
 
 def intro_sentence() -> str:

@@ -330,10 +330,10 @@ def borderline_sentence(fit: Fit = AUTHORS_FIT, margin: float = BORDERLINE) -> s
             f"borderline (L / L* given): {named}")
     if not changed:
         return head + (f"; the slope b = {rows[0]['b92']:.4f} that the authors' own 1-trillion projection "
-                       "implies changes none of them.")
+                       "would imply if its depth were exact changes none of them.")
     moved = _names(f"{m['name']} becomes {m['verdict_b92']}" for m in changed)
     return head + (f"; with the slope b = {rows[0]['b92']:.4f} that the authors' own 1-trillion projection "
-                   f"implies, {moved}.")
+                   f"would imply if its depth were exact rather than rounded, {moved}.")
 
 
 def _own_numbers() -> dict:
