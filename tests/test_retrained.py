@@ -24,7 +24,7 @@ def test_every_split_shape_trained_at_two_commits_is_named_with_its_retraining_o
         keys = [records[(g["depth"], g["target_budget"], s)]["key"] for s in g["others"]]
         if all(k in retrained for k in keys):
             live = sorted(retrained[k]["eval_loss_live"] for k in keys)
-            assert f"{live[0]:.3f} to {live[-1]:.3f} nats" in text
+            assert f"{live[0]:.3f} to {live[-1]:.3f}" in text
         else:
             assert f"of {where} have not been trained again" in text
 

@@ -112,9 +112,8 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
                        "By the declared rule " + ("no pair crosses." if not pv.crossing(r) else
                                                   f"{pv.of(len(pv.crossing(r)), len(r['pairs']), 'pair', 'crosses')}.")))
     return (f"{conclude} One row per pair: held-out loss (nats per token) against non-embedding size, seed "
-            f"means with {level:.0%} intervals; beside it, the deeper minus the shallower network's loss, paired "
-            f"by seed, {level:.0%} intervals: orange triangles (up) resolved worse, blue (down) resolved better, "
-            "grey circles not resolved.")
+            f"means with {level:.0%} intervals; beside it, the paired deeper-minus-shallower gap: orange "
+            "triangles (up) resolved worse, blue (down) resolved better, grey circles not resolved.")
 
 
 def authors_range(shallow: int, deep: int) -> tuple[float, float]:
