@@ -110,6 +110,9 @@ def test_power_states_the_half_widths_and_what_falling_short_means():
     r = _reading([_pair(2, 4, [_point(1e5, -0.06, 0.155)]), _pair(4, 8, [_point(1e5, 0.2, 0.039)])])
     text = pv.power_sentence(r)
     assert "at neither point" in text and "0.155 nats for 2 vs 4" in text and "0.039 nats for 4 vs 8" in text
+    two = _reading([_pair(2, 4, [_point(1e5, -0.06, 0.155), _point(2e5, 0.1, 0.02)]),
+                    _pair(4, 8, [_point(1e5, 0.2, 0.039), _point(2e5, 0.1, 0.01)])])
+    assert "(for 2 vs 4 and 4 vs 8: 0.155 and 0.039 nats at 100K; 0.020 and 0.010 at 200K)" in pv.power_sentence(two)
     assert "short of the target" in text and "cannot be told from zero" in text
     ok = _reading([_pair(2, 4, [_point(1e5, -0.06, 0.02)])])
     assert pv.power_sentence(ok).endswith("meeting the target.")
@@ -125,11 +128,10 @@ def test_sizes_differ_and_the_direction_is_said_per_pair():
     r = _reading([_pair(2, 4, [_point(1e5, 0.0, 0.1, sizes=(98304, 110592))]),
                   _pair(4, 8, [_point(1e5, 0.0, 0.1, sizes=(110592, 98304))])])
     text = pv.size_sentence(r, 8)
-    assert "the 4-layer network has 110,592 against the 2-layer network's 98,304 (12.5% more)" in text
-    assert "the 8-layer network has 98,304 against the 4-layer network's 110,592 (11.1% fewer)" in text
-    assert "favours the deeper network in one pair and the shallower one in the other" in text
+    assert "at 100K, +12.5% for 2 vs 4 and -11.1% for 4 vs 8." in text
+    assert "favouring the deeper network at some points and the shallower one at others" in text
     same = _reading([_pair(2, 4, [_point(1e5, 0.0, 0.1, sizes=(98304, 110592))])])
-    assert "favours" not in pv.size_sentence(same, 8)
+    assert "favouring" not in pv.size_sentence(same, 8)
 
 
 @pytest.mark.parametrize("n, total, expected", [

@@ -345,7 +345,7 @@ def result_sentence(r: dict | None = None) -> str:
     missing = [b for b in planned if b not in r["budgets"]]
     text = f"{_cap(where)} non-embedding parameters, by the declared rule, {'; '.join(bits)}."
     if missing:
-        text += (f" The sweep's larger sizes, {pv._sizes(missing)}, are not yet trained in full"
+        text += (f" {pv._sizes(missing)} {'is' if len(missing) == 1 else 'are'} not yet trained in full"
                  + (", so no transition can be read." if len(r["budgets"]) == 1 else "."))
     caveat = pv.split_caveat(SWEEP)
     if caveat:

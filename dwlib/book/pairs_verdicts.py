@@ -383,8 +383,14 @@ def power_sentence(reading: dict, planned: int | None = None) -> str:
         return "No size is complete, so the precision the rule asks for cannot be checked."
     target, share = rule["half_width_target"], rule["half_width_share"]
     ok = p["within"] >= share * p["points"]
-    halves = "; ".join(f"at {fmt.count(b)}, " + _and([f"{x['half_width']:.3f} nats for {pr['shallow']} vs {pr['deep']}"
-                                                     for x, pr in g]) for b, g in groups)
+    names = [[f"{pr['shallow']} vs {pr['deep']}" for _, pr in g] for _, g in groups]
+    if len(groups) > 1 and all(n == names[0] for n in names):  # the pairs named once, then each size's values
+        halves = (f"for {_and(names[0])}: " + "; ".join(
+            _and([f"{x['half_width']:.3f}" for x, _ in g]) + f"{' nats' if i == 0 else ''} at {fmt.count(b)}"
+            for i, (b, g) in enumerate(groups)))
+    else:
+        halves = "; ".join(f"at {fmt.count(b)}, " + _and([f"{x['half_width']:.3f} nats for {pr['shallow']} vs {pr['deep']}"
+                                                         for x, pr in g]) for b, g in groups)
     head = f"The half-width is at most {target} nats at {count_of(p['within'], p['points'], 'point')} ({halves})"
     if ok:
         return head + ", meeting the target."
@@ -399,23 +405,25 @@ def power_sentence(reading: dict, planned: int | None = None) -> str:
 
 def size_sentence(reading: dict, head_size: int) -> str:
     """Widths are whole numbers of heads, so the two networks of a pair differ in size: at each
-    size read, by how much and in which direction, per pair, from the records' budgets."""
+    size read, by how much and in which direction, per pair, from the records' budgets (the
+    deeper network's size against the shallower one's)."""
     parts, signs = [], set()
-    for b, g in _by_budget(reading):
+    by = _by_budget(reading)
+    for b, g in by:
         items = []
         for x, pr in g:
             s, d = x["budgets"][pr["shallow"]], x["budgets"][pr["deep"]]
             rel = d / s - 1
             signs.add(rel > 0)
-            items.append(f"the {pr['deep']}-layer network has {d:,} against the {pr['shallow']}-layer network's "
-                         f"{s:,} ({abs(rel):.1%} {'more' if rel > 0 else 'fewer'})")
+            items.append(f"{rel:+.1%} for {pr['shallow']} vs {pr['deep']}" if len(by) == 1 or not parts
+                         else f"{rel:+.1%}")
         parts.append(f"at {fmt.count(b)}, " + _and(items))
     if not parts:
         return ""
-    tail = (" The size difference favours the deeper network in one pair and the shallower one in the other."
-            if len(signs) == 2 else "")
-    return (f"Rounding widths to whole heads of {head_size} leaves the two networks of a pair unequal in size: "
-            f"{'; '.join(parts)} non-embedding parameters.{tail}")
+    tail = (" The difference runs both ways, favouring the deeper network at some points and the shallower one "
+            "at others." if len(signs) == 2 else "")
+    return (f"Rounding widths to whole heads of {head_size} leaves the two networks of a pair unequal in "
+            f"non-embedding size; the deeper network's size against the shallower one's: {'; '.join(parts)}.{tail}")
 
 
 # ---------------------------------------------------------------------------------------------
