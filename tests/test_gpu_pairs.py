@@ -91,6 +91,9 @@ def test_no_run_passes_over_the_training_split_more_than_four_times():
 def test_a_sweep_cut_short_holds_whole_pairs_at_the_smallest_budget(tmp_path, monkeypatch):
     sweep = ps.get_preset("gpu-pairs")
     monkeypatch.setattr(gs, "_train", _fake_training(2e-3, lambda cfg: (0, cfg.steps)))  # evaluated first and last
+    # training is faked, so the corpus (english-mix, whose packages a test machine may lack) is a stand-in
+    monkeypatch.setattr(gs, "corpus_identity", lambda cfg: {"name": cfg.corpus, "tokens": {"train": 1},
+                                                            "fingerprint": "stand-in", "key": None})
     out = tmp_path / "out"
     gs.run(sweep, out, progress=False, limit=6)  # grid and seeds of the three shapes at 1M
     records = rc.collect(out)

@@ -112,8 +112,9 @@ def _fake_training(best_lr, eval_steps=lambda cfg: (0, 3, 6)):
             v = 4.0 + math.log2(cfg.optim.lr / best_lr) ** 2 / 10 + cfg.seed / 1000
             curve = {"seed": cfg.seed, "lr": cfg.optim.lr, "losses": [5.0] * cfg.steps, "diverged_step": None,
                      "evals": [{"step": s, "eval_loss": v + 0.1, "select_loss": v} for s in eval_steps(cfg)]}
+            corpus = gs.corpus_identity(cfg)  # what a real group records
             info = {"seconds": 1.0, "tokens_per_s": 1.0, "devices": {"backend": "cpu", "count": 1, "processes": 1},
-                    "corpus": {"name": cfg.corpus, "tokens": 1, "fingerprint": "x"}}
+                    "corpus": {k: corpus[k] for k in ("name", "tokens", "fingerprint")}}
             meta = {**env, "key": row["key"], "target_budget": group["point"].target_budget, "wall_seconds": 1.0,
                     "group": {"stage": group["stage"], "runs": len(todo), "wall_seconds": 1.0, "tokens_per_s": 1.0,
                               "chunk": sweep.chunk}}

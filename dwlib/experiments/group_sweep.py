@@ -270,6 +270,14 @@ def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: 
     return base.Outcome(records if single else _marked(sweep, records), counts, planned, label)
 
 
+def corpus_identity(cfg: TrainConfig) -> dict:
+    """The corpus a run of ``cfg`` reads, as its record names it: name, tokens per split,
+    fingerprint, and the cache key (which names a system package's version)."""
+    meta = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, seq_len=cfg.model.seq_len,
+                                validation_split=cfg.validation_split).meta
+    return {"name": cfg.corpus, "tokens": meta["tokens"], "fingerprint": meta["fingerprint"], "key": meta.get("key")}
+
+
 def check_one_corpus(sweep: Sweep, out: Path, cache_dir: str | None = None) -> None:
     """Refuse to add runs to ``out`` on a corpus other than the one its finished runs read.
 
@@ -288,14 +296,15 @@ def check_one_corpus(sweep: Sweep, out: Path, cache_dir: str | None = None) -> N
     if not seen:
         return
     cfg = sweep.configs()[0].replace(cache_dir=cache_dir)
-    meta = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, seq_len=cfg.model.seq_len,
-                                validation_split=cfg.validation_split).meta
+    meta = corpus_identity(cfg)
     other = next((c for fp, c in seen.items() if fp != meta["fingerprint"]), None)
     if other is not None:
+        tokens = other.get("tokens")
+        tokens = tokens.get("train", "?") if isinstance(tokens, dict) else tokens
         raise InputError(
             f"the finished runs in {out} read {other.get('name', 'their corpus')} with fingerprint "
-            f"{other['fingerprint']} ({other.get('tokens', {}).get('train', '?')} training tokens); this machine's "
-            f"{meta.get('key', cfg.corpus)} has fingerprint {meta['fingerprint']} ({meta['tokens']['train']} training "
+            f"{other['fingerprint']} ({tokens} training tokens); this machine's "
+            f"{meta.get('key') or cfg.corpus} has fingerprint {meta['fingerprint']} ({meta['tokens']['train']} training "
             "tokens): install the version they were trained on, or write this sweep to another folder")
 
 
