@@ -591,10 +591,11 @@ def figure2_sentence(table: list[dict]) -> str:
 def figure2_head(table: list[dict]) -> str:
     """The verdict on the transitions of the paper's Figure 2, in one short sentence."""
     row = next(r for r in table if r["claim"].startswith("past a transition size"))
-    return {"agrees": "One stored sweep at least reproduces the transitions of the paper's Figure 2: all its pairs cross.",
+    head = {"agrees": "One stored sweep at least reproduces the transitions of the paper's Figure 2: all its pairs cross.",
             "partly": "Some pairs cross by the declared rule, so the paper's Figure 2 is reproduced in part.",
-            "not reproduced": "No stored sweep reproduces the transitions of the paper's Figure 2 by the declared rule;"
-            }[row["agreement"]].rstrip(";.") + "; " + figure2.fit_reach_clause(sizes="the sizes the doubling sweep has read") + "."
+            "not reproduced": "No stored sweep reproduces the transitions of the paper's Figure 2 by the declared rule."
+            }[row["agreement"]]
+    return head.rstrip(".") + "; " + figure2.fit_reach_clause(sizes="the sizes the doubling sweep has read") + "."
 
 
 def coverage_sentence() -> str:

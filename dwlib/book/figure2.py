@@ -426,7 +426,6 @@ def embedding_sentence(r: dict | None = None) -> str:
     r = r or reading()
     records = [x for x in stored_results(SWEEP) if x.get("chosen")]
     total = {(x["depth"], x["target_budget"]): x["total_params"] for x in records}
-    width = {(x["depth"], x["target_budget"]): x["width"] for x in records}
     shares = [total[(p["shallow"], x["target_budget"])] / total[(p["deep"], x["target_budget"])] - 1
               for p in r["pairs"] for x in p["points"]]
     if not shares:

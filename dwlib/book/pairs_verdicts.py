@@ -613,13 +613,13 @@ def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
         seeds = _and([str(s) for s in mine])
         if all(chose):
             mine_live = [x["eval_loss_live"] for x in chose]
-            side = "above" if min(live) > max(mine_live) else "below" if max(live) < min(mine_live) else "among"
+            side = _side(live, mine_live)
             out.append(f"Trained again with the later code, seeds {seeds} of {where} reach {_losses(mine_live)} nats "
                        f"and seeds {rest[0]} to {rest[-1]} {_losses(live)}, {side} them.")
             settled.append(side != "among")
         else:
             select = list(g["select"].values())
-            side = "above" if min(live) > max(select) else "below" if max(live) < min(select) else "among"
+            side = _side(live, select)
             out.append(f"Trained again with the later code, seeds {rest[0]} to {rest[-1]} of {where} reach "
                        f"{_losses(live)} nats, {side} the stored {_losses(select)} of seeds {seeds}, which have not "
                        "been trained again.")
@@ -635,6 +635,11 @@ def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
                     if rest_moved else "")
                  + ": the chosen rate is unstable for these shapes.")
     return text
+
+
+def _side(values: list[float], others: list[float]) -> str:
+    """Where ``values`` lie against ``others``: 'above' or 'below' all of them, else 'among'."""
+    return "above" if min(values) > max(others) else "below" if max(values) < min(others) else "among"
 
 
 def _retrained_runs(sweep: str) -> list[dict]:
