@@ -94,7 +94,7 @@ def test_threshold_chart_marker_matches_dwlib():
 def test_bounds_chart_draws_the_computed_bounds():
     spec = vb.bounds_chart(widths=(81, 1000), heads=3, depth_range=(1, 12)).to_dict()
     values = next(iter(spec["datasets"].values()))
-    lo = [v for v in values if v["width"] == "d_x = 1,000" and v["bound"] == "lower" and v["depth"] == 5.0]
+    lo = [v for v in values if v["width"] == "1,000" and v["bound"] == "lower" and v["depth"] == 5.0]
     assert len(lo) == 1 and lo[0]["log3_sep"] == pytest.approx(bounds.theorem1_lower(5, 1000, 3), rel=1e-6)
     assert all(v["log3_sep"] > 0 for v in values)
     assert not any(v["width"] == "d_x = 81" and v["depth"] == 4.0 for v in values)  # on the threshold
@@ -107,7 +107,7 @@ def test_bounds_chart_names_its_lines_in_the_order_of_the_widths_given():
     widths = (64, 256, 1024, 4096)
     spec = vb.bounds_chart(widths=widths, heads=8, depth_range=(1, 24)).to_dict()
     ends = [values for values in spec["datasets"].values() if len(values) == len(widths) and "bound" in values[0]]
-    assert [v["width"] for v in ends[0]] == [f"d_x = {w:,}" for w in widths]
+    assert [v["width"] for v in ends[0]] == [f"{w:,}" for w in widths]
     assert {v["depth"] for v in ends[0]} == {24.0}
 
 

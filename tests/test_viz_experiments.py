@@ -115,7 +115,7 @@ def test_bounds_chart_names_each_width_at_the_end_of_its_upper_bound():
     views = list(_views(spec))
     (names,) = [v for v in views if v["mark"]["type"] == "text"]
     rows = _data(spec, names)
-    assert [r["width"] for r in rows] == [f"d_x = {w:,}" for w in widths]
+    assert [r["width"] for r in rows] == [f"{w:,}" for w in widths]
     (lines,) = [v for v in views if v["mark"]["type"] == "line"]
     every = _data(spec, lines)
     for r in rows:

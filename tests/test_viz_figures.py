@@ -28,8 +28,9 @@ NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 MIN_CAPTION_WORDS = 20  # what the figure shows and how to read it: more than a title
 FIGREF = re.compile(r"\{figref\}`(fig-[^`]+)`")
 NUMREF_TO_FIGURE = re.compile(r"\{numref\}`(?:[^`<]*<)?fig-")
-#: the root page's figures are numbered "Figure 1", "Figure 2" (no chapter), the numbers of the
-#: paper's own figures, which the book discusses: there the text refers to them by name
+#: the root page's figures are numbered "Figure I.1", "Figure I.2" (no chapter; the book's Sphinx
+#: extension adds the I, so they are not the paper's own Figures 1 and 2, which the book discusses);
+#: there the text refers to them by name
 REF_BY_NAME = re.compile(r"\{ref\}`[^`<]+<(fig-[^`>]+)>`")
 ROOT_PAGE = Path(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))["root"]).stem
 
@@ -86,5 +87,5 @@ def test_figures_are_numbered_per_chapter():
     charted = {p.stem for p, nb in zip(NOTEBOOKS, _book().values()) if any(True for _ in _figure_cells(nb))}
     numbered = {Path(ch["file"]).stem for part in toc["parts"] if part.get("numbered")
                 for ch in part["chapters"]}
-    # every chapter with figures is numbered, except the root page (its figures are "Figure 1", ...)
+    # every chapter with figures is numbered, except the root page (its figures are "Figure I.1", ...)
     assert charted - {Path(toc["root"]).stem} <= numbered, charted - numbered

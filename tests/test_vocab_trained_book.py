@@ -233,7 +233,7 @@ def test_nothing_is_read_before_the_sweeps_are_published(monkeypatch):
     by_name = {RULE["sweeps"][label]: recs for label, recs in case(vt.SUPPORTED).items()}
 
     def stored(name, missing=()):
-        if name in missing:
+        if name in missing or name not in by_name:
             raise InputError(f"no stored sweep named {name!r}")
         return by_name[name]
 

@@ -19,6 +19,9 @@
   ("Figure 3.2", a link). Not numref itself: jupyterlab-myst resolves references only among
   markdown cells, so a numref to a figure named in a code cell's metadata logs "Cross
   reference target was not found" there; a role it does not know, it shows as text.
+- Numbers the root page's figures "Figure I.1", "Figure I.2" (I for the introduction): the root
+  page is in no numbered part, so Sphinx would number them "Figure 1", "Figure 2", the numbers
+  of the paper's own figures, which the introduction discusses.
 - Loads dwbook_eval: the ``{eval}`` role renders the result stored in its markdown cell, the
   number JupyterLab shows (the chapters quote every computed number that way).
 """
@@ -55,9 +58,24 @@ def _figref(name, rawtext, text, lineno, inliner, options=None, content=None):
     return [ref], []
 
 
+#: the prefix of the root page's figure numbers ("Figure I.2")
+ROOT_PREFIX = "I"
+
+
+def _number_root_figures(app, env):
+    """Once Sphinx has numbered the figures (``env-get-updated``, before the consistency check),
+    put :data:`ROOT_PREFIX` before each number on the root page; idempotent, since a later build
+    may keep the numbers."""
+    figures = env.toc_fignumbers.get(app.config.root_doc, {}).get("figure", {})
+    for fid, number in list(figures.items()):
+        if number and number[0] != ROOT_PREFIX:
+            figures[fid] = (ROOT_PREFIX, *number)
+
+
 def setup(app):
     app.setup_extension("dwbook_eval")
     app.add_role("figref", _figref)
+    app.connect("env-check-consistency", _number_root_figures)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.add_js_file("mathjax2-shim.js", priority=100)
     app.add_js_file("dwcharts.js", priority=900)

@@ -53,11 +53,14 @@ class Table:
         self.frame, self.caption, self.missing = frame, caption, missing
 
     def _repr_html_(self) -> str:
-        body = self.frame.to_html(na_rep=self.missing, classes="dw-table", border=0)
+        # a running row number (an unnamed default index) is no column of the quoted table
+        plain = isinstance(self.frame.index, pd.RangeIndex) and self.frame.index.name is None
+        body = self.frame.to_html(na_rep=self.missing, classes="dw-table", border=0, index=not plain)
         return body.replace(">", f"><caption>{html.escape(self.caption)}</caption>", 1)
 
     def __repr__(self) -> str:
-        return f"{self.caption}\n{self.frame.to_string(na_rep=self.missing)}"
+        plain = isinstance(self.frame.index, pd.RangeIndex) and self.frame.index.name is None
+        return f"{self.caption}\n{self.frame.to_string(na_rep=self.missing, index=not plain)}"
 
 
 def glue(name: str, value, display: bool = False) -> None:

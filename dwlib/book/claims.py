@@ -268,7 +268,7 @@ def small_size_readings(seeds=None) -> list[dict]:
 def _small_sentences(items: list[dict]) -> list[str]:
     """Per sweep, which pairs read worse, comparable, better or not resolved, in one sentence."""
     out = []
-    for name in _readings():
+    for name in dict.fromkeys(x["sweep"] for x in items):
         groups: dict[str, list[str]] = {}
         sizes_seen = set()
         for x in (x for x in items if x["sweep"] == name):
@@ -296,48 +296,71 @@ def _count(items: list[dict], what: str) -> int:
     return sum(x["reading"] == what for x in items)
 
 
+def _declared(items: list[dict]) -> list[dict]:
+    """The pairs of the one sweep run under the declared rule: the small-size verdicts are theirs."""
+    return [x for x in items if x["sweep"] == pairs_verdicts.RULE_SWEEP]
+
+
+def _earlier(items: list[dict]) -> str:
+    """The earlier sweeps' small-size readings, read the same way and not counted in a verdict."""
+    rest = [x for x in items if x["sweep"] != pairs_verdicts.RULE_SWEEP]
+    if not rest:
+        return ""
+    return ("The earlier sweeps, read the same way but designed before the rule and not counted in the verdict: "
+            + " ".join(s[:1].lower() + s[1:] if i == 0 else s for i, s in enumerate(_small_sentences(rest))))
+
+
+def _declared_head(items: list[dict]) -> str:
+    """Where the declared sweep reads its pairs at small size, and at which size."""
+    mine = _declared(items)
+    sizes = sorted({x["point"]["target_budget"] for x in mine if x["point"] is not None})
+    at = f"at {fmt.count(sizes[0])}" if len(sizes) == 1 else "at its smallest sizes"
+    return f"{_cap(pairs_verdicts.NAMES[pairs_verdicts.RULE_SWEEP])}, the one run under the declared rule, {at}"
+
+
 def comparable_row() -> dict:
-    """At the smallest size of each pair of every stored sweep, do the two networks perform
-    comparably (the paper's section 5)? By :func:`comparable_verdict`."""
+    """At the smallest size of each pair of the declared sweep, do the two networks perform
+    comparably (the paper's section 5)? By :func:`comparable_verdict`; the earlier sweeps are
+    quoted beside it (the next row), not counted."""
     items = small_size_readings()
-    readings = [x["reading"] for x in items]
+    mine = _declared(items)
     target = pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"]
-    n = len(items)
-    text = (f"Comparable within ± {target} nats in {_none(_count(items, SMALL_COMPARABLE))} of the {pairs_verdicts.words(n)} pairs at their "
-            f"smallest size; the deeper network resolved worse in {_none(_count(items, SMALL_WORSE))}, better in "
-            f"{_none(_count(items, SMALL_BETTER))}, not resolved in {_none(_count(items, SMALL_UNRESOLVED))} "
-            "(per sweep: the next row).")
+    n = len(mine)
+    k = _count(mine, SMALL_COMPARABLE)
+    how = "neither of its two pairs" if n == 2 and k == 0 else f"{_none(k)} of its {pairs_verdicts.words(n)} pairs"
+    text = (f"{_declared_head(items)}: comparable within ± {target} nats in {how}; the deeper network resolved worse in "
+            f"{_none(_count(mine, SMALL_WORSE))}, better in {_none(_count(mine, SMALL_BETTER))}, not resolved in "
+            f"{_none(_count(mine, SMALL_UNRESOLVED))}. The earlier sweeps, not counted, are comparable within the "
+            f"target in {_none(_count(items, SMALL_COMPARABLE) - _count(mine, SMALL_COMPARABLE))} of their "
+            f"{pairs_verdicts.words(len(items) - n)} pairs (the next row).")
     return _row("at small sizes a deeper and a shallower network of equal size perform comparably (the paper's "
                 "Figure 2)", "experiments", f"comparable, 6 vs 12 and 12 vs 24 (section 5) {PAPER}", text,
-                comparable_verdict(readings), "experiments")
+                comparable_verdict([x["reading"] for x in mine]), "experiments")
 
 
 def worse_row() -> dict:
-    """At the smallest size of each pair of every stored sweep, does the deeper network do worse
+    """At the smallest size of each pair of the declared sweep, does the deeper network do worse
     (the authors' summary)? By :func:`worse_verdict`, on all seeds (the rule's reading), with the
-    reading without the rate-choosing seeds and the caveat of a shape whose seeds split."""
+    reading without the rate-choosing seeds, the caveat of a shape whose seeds split, and the
+    earlier sweeps read the same way but not counted."""
     items = small_size_readings()
-    readings = [x["reading"] for x in items]
-    n = len(items)
-    head = (f"Deeper worse in {_none(_count(items, SMALL_WORSE))} of the {pairs_verdicts.words(n)} pairs at their smallest size, "
-            f"{_none(_count(items, SMALL_UNRESOLVED))} not resolved"
-            + (f", {_none(_count(items, SMALL_COMPARABLE))} comparable" if _count(items, SMALL_COMPARABLE) else "")
-            + (f", {_none(_count(items, SMALL_BETTER))} better" if _count(items, SMALL_BETTER) else "") + ".")
+    mine = _declared(items)
+    head = _small_sentences(mine)[0]
     later = experiments_later_seeds()
     changed = []
-    for a, b in zip(items, small_size_readings(seeds=later)):
+    for a, b in zip(mine, _declared(small_size_readings(seeds=later))):
         if a["reading"] != b["reading"]:
             changed.append(f"{a['shallow']} vs {a['deep']} reads {b['reading']}")
     tail = []
     if changed:
-        tail.append(f"On seeds {min(later)} to {max(later)} alone, {pairs_verdicts.NAMES[pairs_verdicts.RULE_SWEEP]}'s "
-                    f"{_pair_list(changed)}.")
+        tail.append(f"On seeds {min(later)} to {max(later)} alone, {_pair_list(changed)}.")
     caveat = pairs_verdicts.split_caveat()
     if caveat:
         tail.append(_cap(caveat) + ".")
+    earlier = _earlier(items)
     return _row("at small sizes a deeper network does worse (the authors' summary)", "experiments",
-                f"worse at small enough widths {SUMMARY}", " ".join([head, *_small_sentences(items), *tail]),
-                worse_verdict(readings), "experiments")
+                f"worse at small enough widths {SUMMARY}", " ".join([head, *tail, *([earlier] if earlier else [])]),
+                worse_verdict([x["reading"] for x in mine]), "experiments")
 
 
 def experiments_later_seeds() -> tuple[int, ...]:
@@ -381,7 +404,7 @@ def transitions_row() -> dict:
     else:
         text = ("By the declared rule, " + "; ".join(crossed_in)
                 + (f"; no pair crosses in {_pair_list(quiet)}." if quiet else "."))
-    text += " " + figure2._cap(figure2.fit_reach_clause(sizes="the sizes the doubling sweep has read")) + "."
+    text += " " + figure2._cap(figure2.fit_reach_clause(sizes="the doubling sweep's sizes")) + "."
     return _row("past a transition size the deeper network wins (the paper's Figure 2)", "experiments",
                 f"both pairs, 6 vs 12 and 12 vs 24, cross {PAPER}", text, verdict, "experiments")
 
@@ -595,7 +618,7 @@ def figure2_head(table: list[dict]) -> str:
             "partly": "Some pairs cross by the declared rule, so the paper's Figure 2 is reproduced in part.",
             "not reproduced": "No stored sweep reproduces the transitions of the paper's Figure 2 by the declared rule."
             }[row["agreement"]]
-    return head.rstrip(".") + "; " + figure2.fit_reach_clause(sizes="the sizes the doubling sweep has read") + "."
+    return head.rstrip(".") + "; " + figure2.fit_reach_clause(sizes="the doubling sweep's sizes") + "."
 
 
 def coverage_sentence() -> str:
@@ -624,7 +647,6 @@ def numbers(table: list[dict] | None = None) -> dict:
             "cl_figure2": figure2_sentence(table) if any(r["claim"].startswith("past a transition size")
                                                           for r in table) else "",
             "cl_coverage": coverage_sentence(),
-            "cl_gpu_pilot": pairs_verdicts.gpu_pilot_sentence(),
             "cl_figure2_head": figure2_head(table) if any(r["claim"].startswith("past a transition size")
                                                           for r in table) else "",
             "cl_target": pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"],

@@ -17,6 +17,7 @@ import pandas as pd
 
 from dwlib import fmt
 from dwlib.book import pairs_verdicts as pv
+from dwlib.book.vocabulary import tied_short
 from dwlib.core import bounds, sizes
 from dwlib.core.fit import AUTHORS_FIT, optimal_width
 from dwlib.experiments import pairs
@@ -347,9 +348,9 @@ def result_sentence(r: dict | None = None) -> str:
     if missing:
         text += (f" {pv._sizes(missing)} {'is' if len(missing) == 1 else 'are'} not yet trained in full"
                  + (", so no transition can be read." if len(r["budgets"]) == 1 else "."))
-    caveat = pv.split_caveat(SWEEP)
-    if caveat:
-        text += f" And {caveat}."
+    pointer = pv.split_pointer(SWEEP)  # the full account follows in the chapter
+    if pointer:
+        text += f" {_cap(pointer)}."
     return text
 
 
@@ -472,6 +473,7 @@ def numbers() -> dict:
         "fx_retrained": pv.retrained_sentence(SWEEP), "fx_lone": pv.lone_seed_sentence(SWEEP),
         "fx_pilot": pilot_sentence(r),
         "fx_gpu_pilot": pv.gpu_pilot_sentence(), "fx_authors_reach": authors_reach(r),
+        "fx_tied": tied_short(),
         "fx_takeaway": takeaway_sentence(r),
         "fx_pairs": " ".join(pv.pair_sentence(p) for p in r["pairs"]), "fx_regime": pv.regime_summary(r),
         "fx_paper_form": pv.paper_form_sentence(r), "fx_caption": caption(r, others, others_seeds),
@@ -554,10 +556,13 @@ def pilot_sentence(r: dict | None = None) -> str:
     first = rows[0]
     lengths = _and([f"{x['half_width']:.3f} nats at {x['tokens'] / 1e6:.0f}M tokens a run" for x in rows])
     pilot_lr = first["lr"][0] if len(first["lr"]) == 1 else None
+    within = [x for x in rows if x["half_width"] <= r["rule"]["half_width_target"]]
     text = (f"The run length came from a pilot: the pair {first['shallow']} vs {first['deep']} at "
             f"{fmt.count(first['budget'])}, {pv.words(first['seeds'])} seeds"
             + (f" at one rate, {pilot_lr:g}" if pilot_lr is not None else "")
-            + f". Its paired half-width was {lengths}, so the shorter of the lengths within the target was taken.")
+            + f". Its paired half-width was {lengths}, so "
+            + (f"{within[0]['tokens'] / 1e6:.0f}M tokens a run, the one length within the target, was taken."
+               if len(within) == 1 else "the shorter of the lengths within the target was taken."))
     pts = [(x, p) for p in r["pairs"] for x in p["points"] if x["half_width"] is not None]
     if not pts:
         return text
@@ -603,23 +608,24 @@ def seed_table() -> pd.DataFrame:
 # One sentence for the introduction
 
 
-def fit_reach_clause(r: dict | None = None, sizes: str = "these sizes") -> str:
-    """Where the authors' fit places the sweep's first transition against the sizes read in full:
-    'the authors' fit places the first transition, 2 vs 4's, between 714K and 1.78M, above these
-    sizes, so they test the paper's first regime, not its transition'."""
+def fit_reach_clause(r: dict | None = None, sizes: str = "the sizes read") -> str:
+    """Where the authors' fit places each pair's transition against the sizes read in full, with
+    no verdict read into it (the fit is an expectation, not part of the rule): 'the authors' fit
+    places 2 vs 4's transition between 714K and 1.78M and 4 vs 8's between 1.78M and 5.56M, while
+    the sizes read stop at 800K'."""
     r = r or reading()
-    (lo, hi), (s, d) = min((authors_range(*p), p) for p in (tuple(q) for q in r["rule"]["pairs"]))
-    head = f"the authors' fit places the first transition, {s} vs {d}'s, between {fmt.count(lo)} and {fmt.count(hi)}"
-    if r["budgets"] and max(r["budgets"]) < lo:
-        return head + f", above {sizes}, so they test the paper's first regime, not its transition"
-    inside = [x for p in r["pairs"] if (p["shallow"], p["deep"]) == (s, d) for x in p["points"]
-              if lo <= x["target_budget"] <= hi]
-    if not inside:
-        return head
-    said = {pairs.WORSE: "the deeper network is worse", pairs.BETTER: "the deeper network is better",
-            pairs.UNRESOLVED: "no difference is resolved"}
-    return head + "; " + "; ".join(f"at {fmt.count(x['target_budget'])}, inside that range, {said[x['verdict']]}"
-                                   for x in inside)
+    top = max(r["budgets"]) if r["budgets"] else 0.0
+    ranges = sorted((authors_range(*p), p) for p in (tuple(q) for q in r["rule"]["pairs"]))
+    parts = [f"{s} vs {d}'s{' transition' if i == 0 else ''} between {fmt.count(lo)} and {fmt.count(hi)}"
+             for i, ((lo, hi), (s, d)) in enumerate(ranges)]
+    text = "the authors' fit places " + _and(parts)
+    if not top:
+        return text
+    if top < ranges[0][0][0]:
+        return text + f", above {sizes}, so they test the paper's first regime, not its transition"
+    if top < max(hi for (_, hi), _ in ranges):
+        return text + f", while {sizes} stop at {fmt.count(top)}"
+    return text + f", within {sizes}"
 
 
 def intro_sentence() -> str:
@@ -645,6 +651,9 @@ def intro_sentence() -> str:
     where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
     counts = (f"the deeper network is worse at {worse} of the {len(points)} (pair, size) points, "
               f"not resolved at {unresolved} and better at {'none' if not better else better}")
+    k = pv.split_points(SWEEP)
+    if k:
+        counts += f" ({pv.words(k)} of these points rest on seeds that split at their chosen rate)"
     reach = fit_reach_clause(r)
     return (head + f" In the sweep designed for that rule, {where} non-embedding parameters "
             f"({'the only size' if len(r['budgets']) == 1 else 'the sizes'} trained in full), {counts}; {reach}.")

@@ -355,9 +355,9 @@ def _own_numbers() -> dict:
 def own_caveats() -> str:
     """What qualifies the count of crossings, in the words the other chapters use: the GPU pilot's
     largest budget (:func:`~dwlib.book.pairs_verdicts.gpu_pilot_qualifier`) and a shape whose seeds
-    split at its chosen rate (:func:`~dwlib.book.pairs_verdicts.split_caveat`); '' when neither."""
-    split = pv.split_caveat()
-    parts = [p for p in (pv.gpu_pilot_qualifier(), split and f"in {pv.NAMES[pv.RULE_SWEEP]}, {split}") if p]
+    split at its chosen rate (:func:`~dwlib.book.pairs_verdicts.split_pointer`); '' when neither."""
+    split = pv.split_pointer()
+    parts = [p for p in (pv.gpu_pilot_qualifier(), split) if p]
     if not parts:
         return ""
     text = "; and ".join(parts) if len(parts) == 2 else parts[0]
@@ -389,7 +389,7 @@ def scope_sentence(sweep: str = pv.RULE_SWEEP) -> str:
                 "is stored, so it gives no verdict here.")
     if len(done) == len(planned):
         return ""
-    sizes = " and ".join(fmt.count(b) for b in done)
+    sizes = pv._sizes(done)
     what = "one budget" if len(done) == 1 else f"{len(done)} of its {len(planned)} budgets"
     only = "the only one" if len(done) == 1 else "the only ones"
     return (f"For {name} that verdict rests on {what}, {sizes} non-embedding parameters, "

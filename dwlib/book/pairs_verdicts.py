@@ -226,8 +226,8 @@ def regime_summary(reading: dict) -> str:
     parts = []
     if no_better:
         who = "both pairs" if len(no_better) == 2 == len(prs) else _and([name[id(p)] for p in no_better])
-        parts.append(f"The rule files {who} under its regime 1 (\"no better\") where the interval is not "
-                     "entirely below zero, but that label joins two different findings")
+        parts.append(f"By the rule, {who} {'are' if len(no_better) > 1 else 'is'} in its regime 1 (\"no better\") "
+                     "wherever the interval is not entirely below zero, but that label joins two different findings")
     if worse:
         parts.append(f"the deeper network is resolved worse in {_and(worse)}, where the paper's first regime "
                      "says the two \"perform comparably\"")
@@ -548,15 +548,15 @@ def split_sentence(sweep: str = RULE_SWEEP) -> str:
             seeds = _and([str(s) for s in mine])
             text = (f"At {fmt.count(g['target_budget'])} the {g['depth']}-layer network's {words(len(mine) + len(rest))} "
                     f"seeds split at its chosen rate, {_rate(g['lr'])}: seeds {seeds}, which chose it, lie "
-                    f"{abs(g['mean_split']):.2f} nats apart on average from seeds {rest[0]} to {rest[-1]}")
+                    f"{abs(g['mean_split']):.2f} nats from seeds {rest[0]} to {rest[-1]} on average")
             if g["better_elsewhere"]:
-                text += (f" (at {_rate(g['better_elsewhere'][0])} seeds {seeds} do better than seeds {rest[0]} to "
-                         f"{rest[-1]} at the chosen rate)")
+                text += (f" (at {_rate(g['better_elsewhere'][0])} they beat every one of seeds {rest[0]} to "
+                         f"{rest[-1]} at {_rate(g['lr'])})")
             out.append(text + ".")
         readings = [f"{_and(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
         rest = sorted(groups[0]["others"])
-        return (" ".join(out) + " The table above gives every seed's loss; at such rates neither reading of "
-                f"{' or of '.join(readings)}, on all seeds or on seeds {rest[0]} to {rest[-1]} alone, is an effect "
+        return (" ".join(out) + " The table above gives every seed's loss. At such rates the size of the gaps of "
+                f"{' and of '.join(readings)}, on all seeds or on seeds {rest[0]} to {rest[-1]} alone, is no measure "
                 "of depth.")
     out = []
     for g in groups:
@@ -574,8 +574,8 @@ def split_sentence(sweep: str = RULE_SWEEP) -> str:
                      f"{rest[-1]} at the chosen rate: the chosen rate is probably one at which this shape's runs vary widely, "
                      f"and seeds {rest[0]} to {rest[-1]} would likely do better at {_rate(lr)}.")
         names = _split_pairs(g, sweep)
-        text += (f" Neither reading of {_and(names)} at {fmt.count(g['target_budget'])}, on all {words(n)} seeds or "
-                 f"on seeds {rest[0]} to {rest[-1]} alone, can therefore be taken as an effect of depth.")
+        text += (f" The size of the gap{'s' * (len(names) > 1)} of {_and(names)} at {fmt.count(g['target_budget'])}, on all {words(n)} seeds or "
+                 f"on seeds {rest[0]} to {rest[-1]} alone, can therefore not be taken as an effect of depth.")
         out.append(text)
     return " ".join(out)
 
@@ -614,8 +614,12 @@ def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
         if all(chose):
             mine_live = [x["eval_loss_live"] for x in chose]
             side = _side(live, mine_live)
-            out.append(f"Trained again with the later code, seeds {seeds} of {where} reach {_losses(mine_live)} nats "
-                       f"and seeds {rest[0]} to {rest[-1]} {_losses(live)}, {side} them.")
+            # a run retrained on another kind of machine than the others (the parity check's GPU) is named
+            kinds = {x["device"]["backend"] for x in again}
+            elsewhere = sorted({x["device"]["backend"] for x in chose} - kinds)
+            on = f" (on a {elsewhere[0].upper()}, the others on a {_and(sorted(kinds)).upper()})" if elsewhere else ""
+            out.append(f"Trained again with the later code, seeds {seeds} of {where} reach {_losses(mine_live)} nats"
+                       f"{on} and seeds {rest[0]} to {rest[-1]} {_losses(live)}, {side} them.")
             settled.append(side != "among")
         else:
             select = list(g["select"].values())
@@ -667,9 +671,27 @@ def split_caveat(sweep: str = RULE_SWEEP) -> str:
     for g in groups:
         names = _split_pairs(g, sweep)
         parts.append(f"the {g['depth']}-layer network's seeds split by {abs(g['mean_split']):.2f} nats at its chosen "
-                     f"rate, so {_and(names)} at {fmt.count(g['target_budget'])} "
-                     f"{'is' if len(names) == 1 else 'are'} no measure of depth either way")
+                     f"rate, so the size of the gap{'s' * (len(names) > 1)} of {_and(names)} at "
+                     f"{fmt.count(g['target_budget'])} is no measure of depth")
     return "; ".join(parts)
+
+
+def split_points(sweep: str = RULE_SWEEP) -> int:
+    """How many (pair, size) points rest on a shape whose seeds split at its chosen rate."""
+    return sum(len(_split_pairs(g, sweep)) for g in seed_groups(sweep) if g["split"])
+
+
+def split_pointer(sweep: str = RULE_SWEEP) -> str:
+    """The shortest form of :func:`split_caveat`, for chapters that point back to the experiments
+    chapter rather than repeat it: which points rest on seeds that split ('' when none)."""
+    groups = [g for g in seed_groups(sweep) if g["split"]]
+    if not groups:
+        return ""
+    points = [f"{_and(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
+    n = sum(len(_split_pairs(g, sweep)) for g in groups)
+    one = n == 1
+    return (f"{words(n)} of {NAMES[sweep]}'s points ({'; '.join(points)}) rest{'s' * one} on seeds that split at their chosen "
+            f"rate, so the size of {'its gap' if one else 'their gaps'} is no measure of depth")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -168,7 +168,8 @@ def _float_vs_exact(data, ranks, r):
               "sm_fx_bad_max": f"{bad.max_abs_entry:.1e}"}
     table = fx[["depth", "width", "templates", "exact", "float", "max_abs_entry", "exact_in_float64"]].rename(
         columns={"exact": "exact rank (GF(p))", "float": "float64 SVD rank", "max_abs_entry": "largest |entry|",
-                 "exact_in_float64": "entries exact in float64"})
+                 "exact_in_float64": "entries exact in float64"}).set_index("depth")
+    table["entries exact in float64"] = table["entries exact in float64"].map({True: "yes", False: "no"})
     return "float_vs_exact", table, values
 
 
@@ -182,5 +183,5 @@ def _softmax(data, ranks, r):
         values[f"sm_poly{L}"] = int(r[(L, 2)])
     values["sm_soft_M"] = ", ".join(str(int(x)) for x in sm[sm.depth == 1]["templates"])
     table = sm[["depth", "width", "templates", "grid_cap", "rank (rtol 1e-6)"]].rename(
-        columns={"templates": "M", "grid_cap": "distinct rows or columns"})
+        columns={"templates": "M", "grid_cap": "distinct rows or columns"}).set_index("depth")
     return "softmax", table, values

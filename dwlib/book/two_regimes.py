@@ -81,10 +81,15 @@ def numbers() -> dict:
         **cliff_numbers(),
         "tr_n_models": len(placed),
         "tr_n_above": int((placed["regime"] == "depth-inefficient").sum()),
-        "tr_above_models": how_many(int((placed["regime"] == "depth-inefficient").sum()), len(placed),
-                                    "models", "has its", "have their", these=False),
+        # the start of a sentence: 'All 15 published models placed here have their'
+        "tr_above_models": _cap(how_many(int((placed["regime"] == "depth-inefficient").sum()), len(placed),
+                                         "published models placed here", "has its", "have their", these=False)),
         "tr_max_th": float(placed["threshold log3 d_x"].max()),
     }
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def one_layer_numbers(depth: int = ABOVE[-1]) -> dict:

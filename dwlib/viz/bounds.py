@@ -45,7 +45,7 @@ NOTE_FONT, NOTE_DX, NOTE_DY = 12, 8, 6
 
 def _note_lines(width: float) -> list[str]:
     """The slider's note at ``width``, line by line (as the chart's expression writes it)."""
-    return [f"d_x = {width:,.0f}:", f"L_th = {depth_threshold(width):.2f}"]
+    return [f"width {width:,.0f}:", f"threshold {depth_threshold(width):.2f}"]
 
 
 def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
@@ -76,9 +76,12 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     # near the middle of the x axis); the models' labels keep clear of it (an obstacle below).
     width_px, height_px = 560, 340
     region_font, upper_depth = 10, depth_range[1] / 1.1
-    upper = "L > log3 d_x:\ndepth and\nwidth alike\n(Theorem 2)"
-    labels = pd.DataFrame({"width": [lo * 1.3, lo * 1.3], "depth": [depth_range[0] * 1.3, upper_depth],
-                           "text": ["L < log3 d_x: depth-efficient (Theorem 1)", upper]})
+    upper = "above the\nthreshold:\ndepth and\nwidth alike\n(Theorem 2)"
+    lower_depth = depth_range[0] * 1.3  # the top of Theorem 1's name, along the bottom
+    labels = pd.DataFrame({"width": [lo * 1.3, lo * 1.3], "depth": [lower_depth, upper_depth],
+                           "text": ["below the threshold: depth-efficient (Theorem 1)", upper]})
+    # the slider's dashed line starts just above that name, so that it never runs through it
+    dash_floor = lower_depth * 1.08
     region_text = alt.Chart(labels).mark_text(align="left", baseline="top", fontSize=region_font, color="#444",
                                               lineBreak="\n", limit=alt.expr("width - 12")).encode(
         x=x, y=alt.Y("depth:Q", scale=yscale), text="text:N")
@@ -87,7 +90,7 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     step = 0.05
     ends = [round(f(round(float(np.log10(v)) / step, 9)) * step, 10) for f, v in ((math.ceil, lo), (math.floor, hi))]
     start = 3.0
-    log_w = slider("log10_width", *ends, step, start, label="log10(width)")
+    log_w = slider("log10_width", *ends, step, start, label="width, power of 10")
     right = f"{log_w.name} > {(float(np.log10(lo)) + float(np.log10(hi))) / 2!r}"
     layers = [below, above, line, region_text]
     if models:
@@ -122,7 +125,7 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
         note = (fraction(w0), note_x[0], th_y + NOTE_DY, note_x[1], th_y + NOTE_DY + 2 * (NOTE_FONT + 2) + 2)
         marker_box = (fraction(w0), -7, th_y - 7, 7, th_y + 7)
         threshold = [(fraction(w), y_px(t)) for w, t in zip(widths, curve["threshold"])]
-        dashed = [(fraction(w0), y_px(depth_range[0])), (fraction(w0), th_y)]
+        dashed = [(fraction(w0), y_px(dash_floor)), (fraction(w0), th_y)]
         # the plot a 320 px phone draws: the column less the depth axis ("100" its widest label)
         # and what the width axis's last label reaches past the plot's end
         ticks = width_ticks(lo, hi)
@@ -142,11 +145,11 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     marker = (alt.Chart(pd.DataFrame({"i": [0]}))
               .transform_calculate(width=f"pow(10, {log_w.name})")
               .transform_calculate(threshold="log(datum.width) / log(3)")
-              .transform_calculate(text="'d_x = ' + format(datum.width, ',.0f') + ':\\nL_th = '"
+              .transform_calculate(text="'width ' + format(datum.width, ',.0f') + ':\\nthreshold '"
                                         " + format(datum.threshold, '.2f')"))
-    # the marker's dashed line runs from the bottom up to its threshold only, below the models'
-    # labels (every published model stands above the threshold)
-    rule = marker.transform_calculate(floor=repr(float(depth_range[0]))).mark_rule(
+    # the marker's dashed line runs from above Theorem 1's name up to its threshold only, below
+    # the models' labels (every published model stands above the threshold)
+    rule = marker.transform_calculate(floor=repr(float(dash_floor))).mark_rule(
         color="#555", strokeDash=[4, 3]).encode(x=x, y=alt.Y("floor:Q", scale=yscale), y2="threshold:Q")
     dot = marker.mark_point(size=120, color="#ff7f0e", filled=True).encode(
         x=x, y=alt.Y("threshold:Q", scale=yscale))
@@ -184,11 +187,11 @@ def bounds_chart(widths=(64, 256, 1024, 4096), heads=8, depth_range=(1.0, 24.0),
         for bound in ("lower", "upper"):
             for L, val, th in zip(depths, b[bound], b["theorem"]):
                 if th and val > 0:
-                    rows.append({"width": f"d_x = {w:,}", "depth": float(L), "bound": bound,
+                    rows.append({"width": f"{w:,}", "depth": float(L), "bound": bound,
                                  "log3_sep": round(float(val), 6), "theorem": f"Theorem {th}"})
     df = pd.DataFrame(rows)
     # Legends below the plot: the chart keeps its plot width when narrowed to a phone's column.
-    color = alt.Color("width:N", sort=[f"d_x = {w:,}" for w in widths], title="width",
+    color = alt.Color("width:N", sort=[f"{w:,}" for w in widths], title="width d_x",
                       legend=alt.Legend(orient="bottom", columns=2))
     y = alt.Y("log3_sep:Q", scale=alt.Scale(type="log"), title="log3 sep (bounds)")
     x = alt.X("depth:Q", title="depth L (layers)", scale=alt.Scale(domain=list(depth_range)))
@@ -199,17 +202,17 @@ def bounds_chart(widths=(64, 256, 1024, 4096), heads=8, depth_range=(1.0, 24.0),
         detail="theorem:N",
         tooltip=["width:N", alt.Tooltip("depth:Q", format=".2f"), "bound:N", "theorem:N",
                  alt.Tooltip("log3_sep:Q", format=",.4g")])
-    th = pd.DataFrame({"width": [f"d_x = {w:,}" for w in widths], "threshold": depth_threshold(np.array(widths, float))})
+    th = pd.DataFrame({"width": [f"{w:,}" for w in widths], "threshold": depth_threshold(np.array(widths, float))})
     rules = alt.Chart(th).mark_rule(strokeDash=[2, 2], opacity=0.7).encode(
         x="threshold:Q", color=color,  # the lines' encoding: one legend, no conflicting properties
-        tooltip=["width:N", alt.Tooltip("threshold:Q", format=".2f", title="L_th = log3 d_x")])
+        tooltip=["width:N", alt.Tooltip("threshold:Q", format=".2f", title="threshold (layers)")])
     # Each width's name written above the right end of its upper bound, in its colour, so the
     # lines can be told apart without the legend. The same colour encoding as the lines: a
     # layer with legend=None would remove the legend the layers share.
     ends = df[df["bound"] == "upper"].sort_values("depth", kind="stable").groupby("width", sort=False).tail(1)
-    names = alt.Chart(ends).mark_text(align="right", baseline="bottom", dy=-3, fontSize=11,
-                                      fontWeight="bold").encode(
-        x=x, y=y, color=color, text="width:N")
+    names = alt.Chart(ends).transform_calculate(name="'width ' + datum.width").mark_text(
+        align="right", baseline="bottom", dy=-3, fontSize=11, fontWeight="bold").encode(
+        x=x, y=y, color=color, text="name:N")
     return alt.layer(lines, rules, names).properties(width=560, height=340)
 
 
@@ -255,7 +258,7 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
     chosen depth and shallow depth, and a text panel: regime, both bounds at the chosen
     depth, and the width Corollary 1 asks of a network of the shallow depth.
     """
-    lw = slider("log2_width", 5, 20, 0.05, math.log2(width), label="log2(width d_x)")
+    lw = slider("log2_width", 5, 20, 0.05, math.log2(width), label="width, power of 2")
     hp = slider("heads", 1, 64, 1, heads, label="heads H")
     dp = slider("depth", 1, int(max_depth), 1, depth, label="depth L")
     sp = slider("shallow_depth", 1, 12, 1, shallow_depth, label="shallow depth (Corollary 1)")
@@ -295,16 +298,16 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
         upper=f"depth < datum.th ? {eL['t1_upper']} : {eL['t2_upper']}",
         cor1=vega_corollary1_expression(eL["t1_lower"]),
     ).transform_calculate(  # short lines: the panel stays inside a plot narrowed to a phone
-        line0="!datum.ok ? 'heads must be below the width' : 'd_x = ' + format(datum.w, ',.0f')"
-              " + ', H = ' + heads",
-        line1="!datum.ok ? '' : 'threshold log3 d_x = ' + format(datum.th, '.2f')",
-        line2="!datum.ok ? '' : 'L = ' + depth + ': ' + datum.regime",
+        line0="!datum.ok ? 'heads must be below the width' : 'width ' + format(datum.w, ',.0f')"
+              " + ', ' + heads + ' heads'",
+        line1="!datum.ok ? '' : 'threshold ' + format(datum.th, '.2f') + ' layers'",
+        line2="!datum.ok ? '' : 'depth ' + depth + ': ' + datum.regime",
         # 4 significant digits written in full (70,800, not 7.08e+4), as dwlib.fmt.value does
-        line3="!datum.ok ? '' : format(datum.lower, ',.4~r') + ' <= log3 sep <= ' + format(datum.upper, ',.4~r')",
-        line4="!datum.ok ? '' : (depth >= datum.th ? 'Corollary 1 needs L < L_th' : "
-              "(shallow_depth >= depth ? 'Corollary 1: pick a shallow depth below L' : "
+        line3="!datum.ok ? '' : 'log3 sep between ' + format(datum.lower, ',.4~r') + ' and ' + format(datum.upper, ',.4~r')",
+        line4="!datum.ok ? '' : (depth >= datum.th ? 'Corollary 1 needs a depth below the threshold' : "
+              "(shallow_depth >= depth ? 'Corollary 1: pick a shallow depth below the depth' : "
               "(datum.lower <= 0 ? 'Corollary 1: deep lower bound not positive' : "
-              "'Corollary 1: depth ' + shallow_depth + ' needs width ~ 10^' + format(datum.cor1, '.2f'))))",
+              "'Corollary 1: depth ' + shallow_depth + ' needs a width of about 10^' + format(datum.cor1, '.2f'))))",
     )
     # the rules run from under the text panel to the bottom: no line crosses the text
     span = {"y": alt.value(TEXT_BOTTOM), "y2": alt.value(HEIGHT)}
@@ -355,7 +358,7 @@ def threshold_panel_chart(width: int = 1024, depth: int = 6, lines_width: int = 
     the threshold log3(d_x), the regime of (L, d_x) and C = (3^L - 1)/2 of eq. (4)."""
     # width as log2 (the explorer's own 1,024 is a position of the slider), 10 to a million
     log_w = slider("log2_width", 3.3, 19.95, 0.05, round(round(math.log2(width) / 0.05) * 0.05, 10),
-                   label="log2(width d_x)")
+                   label="width, power of 2")
     L = slider("depth", 1, 24, 1, depth, label="depth L")
     th = "log(datum.width) / log(3)"
     lines = (alt.Chart(pd.DataFrame({"i": [0]}))
@@ -363,9 +366,9 @@ def threshold_panel_chart(width: int = 1024, depth: int = 6, lines_width: int = 
              .transform_calculate(th=th)
              .transform_calculate(C=f"(pow(3, {L.name}) - 1) / 2")
              .transform_calculate(
-                 line1="'d_x = ' + format(datum.width, ',.0f') + ': threshold log3 d_x = '"
-                       " + format(datum.th, '.2f')",
-                 line2=f"'L = ' + {L.name} + ': ' + (abs({L.name} - datum.th) <= 1e-12 ? "
+                 line1="'width ' + format(datum.width, ',.0f') + ': threshold '"
+                       " + format(datum.th, '.2f') + ' layers'",
+                 line2=f"'depth ' + {L.name} + ': ' + (abs({L.name} - datum.th) <= 1e-12 ? "
                        "'at the threshold (neither theorem)' : "
                        f"{L.name} < datum.th ? 'depth-efficient (Theorem 1, eq. 7)' : "
                        "'depth-inefficient (Theorem 2, eq. 8)')",

@@ -29,8 +29,8 @@ def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
     df = df[df["residual"] > floor]
     widths, heads_ = sorted(df["width"].unique()), sorted(df["heads"].unique())
     require(width in widths and heads in heads_, f"(width, heads) = ({width}, {heads}) is not in the grid")
-    lw = slider("log2_width", math.log2(widths[0]), math.log2(widths[-1]), 1, math.log2(width), label="log2 width d_x")
-    lh = slider("log2_heads", math.log2(heads_[0]), math.log2(heads_[-1]), 1, math.log2(heads), label="log2 heads H")
+    lw = slider("log2_width", math.log2(widths[0]), math.log2(widths[-1]), 1, math.log2(width), label="width, power of 2")
+    lh = slider("log2_heads", math.log2(heads_[0]), math.log2(heads_[-1]), 1, math.log2(heads), label="heads, power of 2")
     shown = alt.Chart(df).transform_filter(
         f"datum.width == pow(2, {lw.name}) && datum.heads == pow(2, {lh.name})")
     x = alt.X("layer:Q", title="layer l", scale=alt.Scale(domain=[0, int(df["layer"].max())]))
@@ -41,7 +41,7 @@ def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
         x=x, y=y, color=color,
         tooltip=["variant:N", "layer:Q", alt.Tooltip("residual:Q", format=".2e"), "width:Q", "heads:Q"])
     label = (alt.Chart(pd.DataFrame({"i": [0]}))
-             .transform_calculate(text=f"'d_x = ' + pow(2, {lw.name}) + ',  H = ' + pow(2, {lh.name})")
+             .transform_calculate(text=f"'width ' + pow(2, {lw.name}) + ',  ' + pow(2, {lh.name}) + ' heads'")
              .mark_text(align="right", x=alt.expr("width - 4"), y=alt.expr("height / 2"), fontSize=13,
                         fontWeight="bold")
              .encode(text="text:N"))

@@ -86,8 +86,8 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, used: lis
                      shape=shape, tooltip=tips)))
     marker = (alt.Chart(pd.DataFrame({"i": [0]}))
               .transform_calculate(budget=f"{crossings}[pair]",
-                                   text=f"'L = ' + {pairs}[pair][0] + ' vs ' + {pairs}[pair][1]"
-                                        f" + ({crossings}[pair] > 0 ? ': transition at N = '"
+                                   text=f"'depths ' + {pairs}[pair][0] + ' vs ' + {pairs}[pair][1]"
+                                        f" + ({crossings}[pair] > 0 ? ': transition at '"
                                         f" + format({crossings}[pair], '.3s') : ': no transition in range')"))
     layers.append(marker.transform_filter("datum.budget > 0").mark_rule(color="#d62728", strokeDash=[5, 3])
                   .encode(x=x))

@@ -289,7 +289,7 @@ def advisor_chart(fit: Fit = AUTHORS_FIT, models=None, head_size: int = DEFAULT_
     # the advisor's text and the command line give it (at 175B, d* = 13,459, not the 13,458 of
     # 174.98B, the nearest budget on a 0.001 step)
     pick = slider("log10_budget", math.log10(lo), math.log10(hi), ADVISOR_STEP,
-                  round(math.log10(N0), ADVISOR_DIGITS), label="log10(budget N)")
+                  round(math.log10(N0), ADVISOR_DIGITS), label="budget, power of 10")
     x = _budget_x(lo, hi)
     ydepth = alt.Scale(domain=[0, math.ceil(float(curve["depth"].max()) / 10) * 10 + 10])
     marker = _advisor_marker(fit, h, pick.name)

@@ -63,7 +63,7 @@ def depth_chart(frame: pd.DataFrame):
         fill=alt.condition("datum.capped", alt.value("white"), alt.value("#000000")))
     return (lines + points).properties(width=150, height=200).facet(
         facet=alt.Facet("panel:N", title=None), columns=3).properties(
-        title=alt.Title("log3 rank against depth", subtitle="d_x = 8, two heads, N = 4", anchor="start"))
+        title=alt.Title("log3 rank against depth", subtitle="width 8, two heads, 4 positions", anchor="start"))
 
 
 # --- the trained comparison ------------------------------------------------------------------

@@ -97,7 +97,7 @@ _PAGE_JS = r"""(desktop) => {
     const caption = f && [...f.children].find(c => c.tagName === 'FIGCAPTION');
     const number = caption && caption.querySelector('.caption-number');
     const text = caption && caption.querySelector('.caption-text');
-    return !!(number && /^Figure \d+(\.\d+)*$/.test(number.textContent.trim())
+    return !!(number && /^Figure (I\.)?\d+(\.\d+)*$/.test(number.textContent.trim())
               && text && text.textContent.trim());
   };
   const charts = [...article.querySelectorAll('.dw-chart')];
@@ -287,6 +287,16 @@ def test_book_has_charts_math_widgets_and_sliders():
             "sliders": len(re.findall(r'"input": "range"', text))}
     assert all(seen.values()), seen
     assert text.count('type="application/vnd.jupyter.widget-view+json"') == 0
+
+
+def test_the_introductions_figures_are_not_the_papers_figure_numbers():
+    """The root page is in no numbered part: its figures are "Figure I.1", "Figure I.2" (the
+    book's Sphinx extension), never "Figure 1" or "Figure 2", the paper's figures it discusses."""
+    if not PAGES:
+        pytest.fail(f"no built book at {HTML}: run `make book` first")
+    intro = (HTML / "book" / "intro.html").read_text(encoding="utf-8")
+    numbers = re.findall(r'class="caption-number">Figure ([^ <]+)', intro)
+    assert numbers and all(n.startswith("I.") for n in numbers), numbers
 
 
 def test_charts_refit_when_the_column_changes(server, browser):
