@@ -6,7 +6,7 @@ the deeper network being no better (the paper's first regime), what counts as a 
 the exclusions. :func:`rule` reads it; everything here applies it to a sweep's records and reads
 its parameters (the interval's level, the half-width target) from it, never from constants of
 its own. A rule file may apply to further sweeps (``applies_to``, added before their runs): each
-names only its sweep's design (:data:`DESIGN`: its pairs, budgets, seeds, run length, corpus),
+names only its sweep's design (:data:`DESIGN`: its pairs, budgets, seeds, run length, corpus, model),
 and every other entry of the rule (the measure, the interval and its level, the verdicts, the
 transition, the rate choice, the exclusions, the half-width target) applies to it as written.
 
@@ -34,7 +34,8 @@ BETTER, WORSE, UNRESOLVED = "deeper better", "deeper worse", "no difference reso
 
 
 #: what an ``applies_to`` entry of a rule file may name for its sweep: the design, never the rule
-DESIGN = ("declared", "question", "pairs", "seeds", "range", "corpus", "run_length", "tokens_per_run", "power")
+DESIGN = ("declared", "question", "pairs", "seeds", "range", "corpus", "run_length", "tokens_per_run", "power",
+          "model")
 
 
 def rule(sweep: str) -> dict:

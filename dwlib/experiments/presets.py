@@ -382,6 +382,15 @@ PRESETS = {
     ),
 }
 
+# cpu-pairs with one change, by the same declared rule (cpu-pairs.json, whose "applies_to" entry for
+# this sweep, added before its runs, says why and how the book reads the two): the output layer is
+# a matrix of its own, not tied to the input embedding. Every other setting is cpu-pairs', derived
+# from it here so that nothing else can drift.
+PRESETS["cpu-pairs-untied"] = dataclasses.replace(
+    PRESETS["cpu-pairs"], name="cpu-pairs-untied", train={**PRESETS["cpu-pairs"].train, "tied": False},
+    description="cpu-pairs with an untied output layer: depths 2, 4, 8 at budgets 100K-1.6M on linux-doc, a rate "
+                "chosen per shape inside its grid, six seeds, by the rule declared for cpu-pairs (CPU)")
+
 
 def get_preset(name: str) -> Sweep:
     require(name in PRESETS, f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
