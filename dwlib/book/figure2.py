@@ -498,6 +498,7 @@ def numbers() -> dict:
         "fx_authors": "; ".join(f"{s} vs {d} between {fmt.count(lo)} and {fmt.count(hi)}"
                                 for (s, d), (lo, hi) in ranges.items()),
         "fx_sep_n": len(sep), "fx_sep_points": len(bd),
+        "fx_sep_n_words": f"{'none' if not sep else pv.words(len(sep))} of them",
         "fx_sep_text": ("; ".join(f"{x['pair']} at {fmt.count(x['budget'])}: {x['separated']}" for x in sep)
                         or "at none of them"),
         "fx_old_upper": one_two["shallow upper"], "fx_old_lower": one_two["deep lower"],
