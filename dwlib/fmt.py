@@ -122,3 +122,30 @@ def heads_note(width, heads) -> str | None:
         return None
     return (f"heads {heads} do not divide width {width}: no network of eq. (3) has this shape "
             f"(d_a = d_x / H); the bounds are evaluated as formulas, as the paper does for d_x = 1000, H = 16")
+
+
+def capitalised(text: str) -> str:
+    """The text with its first letter upper-case (the rest untouched), to open a sentence."""
+    return text[:1].upper() + text[1:]
+
+
+def listed(items) -> str:
+    """Items as English lists them: 'a', 'a and b', 'a, b and c'."""
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def plural(n: int, noun: str) -> str:
+    """'1 head', '4 heads'."""
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def html_small(x: float) -> str:
+    """A value between 0 and a few, in HTML: two decimals from 0.01 up ('0.99'), else
+    'm.m × 10<sup>e</sup>' ('5.1 × 10<sup>−7</sup>'), and '0' for zero."""
+    if x == 0:
+        return "0"
+    if abs(x) >= 0.01:
+        return f"{x:.2f}"
+    m, e = f"{x:.1e}".split("e")
+    return f"{m} \N{MULTIPLICATION SIGN} 10<sup>{int(e):d}</sup>".replace("-", "\N{MINUS SIGN}")

@@ -151,6 +151,8 @@ def interrupt(world: dict, run: Path, signum: int, kind: str, rng: random.Random
         out, err = proc.communicate()
         return {"late": False, "at": at, "status": "still running", "stderr": err, "ok": False}
     seconds = time.monotonic() - t_signal
+    if err.startswith("completed: step"):  # the run had finished its work before the signal: too late
+        return {"late": True, "status": 0, "stderr": err.splitlines(keepends=True)[0]}
     ok = proc.returncode == 128 + signum and err == LINES[signum] + "\n"
     return {"late": False, "at": at, "status": proc.returncode, "stderr": err, "stdout": out, "ok": ok,
             "seconds": seconds}

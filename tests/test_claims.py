@@ -110,7 +110,7 @@ def test_figure1_rows_are_3_to_the_depth():
         assert r["log10_width"] == pytest.approx(L * math.log10(3))
         assert r["log10_size"] == pytest.approx(math.log10(12 * L) + 2 * L * math.log10(3))
     table = discussion.figure1_table()
-    assert table.loc[6, "width needed, d_x > 3^L"] == "729" and table.loc[12, "width needed, d_x > 3^L"] == "531,441"
+    assert table.loc[6, "width needed (above 3ᴸ)"] == "729" and table.loc[12, "width needed (above 3ᴸ)"] == "531,441"
     assert not table.isna().any().any()
 
 
@@ -191,3 +191,22 @@ def test_the_degree_row_reads_the_depths_the_chapter_measures():
     depths = sorted(int(L) for L in table.index)
     assert len(depths) >= 3
     assert f"measured at depths {depths[0]} to {depths[-1]}" in claims.degree_row()["book"]
+
+
+def test_the_takeaway_reads_the_verdicts_by_kind_without_repeating_the_counts():
+    def row(kind, agreement):
+        return {"kind": kind, "agreement": agreement, "claim": "c"}
+    A, C, T = claims.ARITHMETIC, claims.COMPUTED, claims.TRAINED
+    table = [row(A, "agrees"), row(A, "differs"), row(A, "differs"), row(C, "agrees"), row(C, "partly"),
+             row(T, "differs"), row(T, "not reproduced"), row(T, "not testable here")]
+    text = claims.takeaway(table)
+    assert "holds on the networks computed here, one of its statements in part" in text
+    assert "two of its printed numbers do not follow from its formulas as printed" in text
+    assert "none of its trained claims that this book could test is borne out in full" in text
+    assert not any(ch.isdigit() for ch in text)  # words, not the opening's counts
+    table = [row(A, "agrees"), row(C, "agrees"), row(T, "agrees"), row(T, "partly")]
+    text = claims.takeaway(table)
+    assert "holds as stated on every network computed here" in text and "printed numbers follow" in text
+    assert "1 of the 2 trained claims is borne out in full" in text
+    table = [row(A, "agrees"), row(C, "agrees"), row(T, "agrees")]
+    assert "its trained claims are borne out at the sizes trained here" in claims.takeaway(table)

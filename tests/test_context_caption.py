@@ -24,6 +24,21 @@ def test_the_wide_deep_caption_is_the_computed_one():
     assert captions == [chapter.brown_caption(context.quoted_table("brown2022wide"))]
 
 
+def test_the_induction_attention_caption_is_the_computed_one():
+    from dwlib.experiments import induction
+    nb = json.loads((ROOT / "book" / "context.ipynb").read_text())
+    captions = [c["metadata"]["mystnb"]["figure"]["caption"] for c in nb["cells"]
+                if c["metadata"].get("mystnb", {}).get("figure", {}).get("name") == "fig-induction-attention"]
+    assert captions == [chapter.attention_caption(induction.load_induction())]
+
+
+def test_the_induction_conclusion_follows_the_scores():
+    assert chapter.attention_conclusion(0.07, 0.52).startswith("Only the two-layer model attends")
+    assert "0.52" in chapter.attention_conclusion(0.07, 0.52) and "0.07" in chapter.attention_conclusion(0.07, 0.52)
+    assert chapter.attention_conclusion(0.5, 0.1).startswith("Only the one-layer model")
+    assert chapter.attention_conclusion(0.2, 0.3).startswith("Neither model stands out")
+
+
 def _numbers(wide, deep, ties, wide_avg, deep_avg):
     return {"bw_pairs": wide + deep + ties, "bw_wide_wins": wide, "bw_deep_wins": deep, "bw_ties": ties,
             "bw_wide_avg": wide_avg, "bw_deep_avg": deep_avg}

@@ -24,7 +24,7 @@ def test_each_shape_chose_the_rate_with_the_lowest_validation_loss():
         assert row["chosen rate"] == min(losses, key=losses.get)
         at_edge = row["chosen rate"] in (min(losses), max(losses))
         assert row["at the grid's edge"] == ("yes" if at_edge else "no")
-    assert set(table[f"d_x < {WIDE}"]) <= {"yes", "no"}
+    assert set(table[f"width under {WIDE}"]) <= {"yes", "no"}
 
 
 def test_the_comparisons_read_the_runs_at_the_chosen_rates():

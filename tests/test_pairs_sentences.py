@@ -242,3 +242,35 @@ def test_the_subtitle_has_one_short_line_per_pair_and_size():
     assert lines == ["2 vs 4 at 100K: deeper worse (+0.100 \u00b1 0.020)", "2 vs 4 at 1.6M: not resolved (-0.061 \u00b1 0.155)",
                      "4 vs 8 at 100K: deeper worse (+0.200 \u00b1 0.050)", "4 vs 8 at 1.6M: not resolved (+0.010 \u00b1 0.050)"]
     assert all(len(x) <= 48 for x in lines)
+
+
+def test_the_fit_clause_says_what_the_verdicts_inside_a_range_leave_of_it():
+    """Inside the authors' range for 2 vs 4 (714K to 1.78M) the deeper network resolved worse at
+    800K and 1.6M: by the rule a transition can lie only above 1.6M."""
+    from dwlib.book import figure2
+    r = _reading([_pair(2, 4, [_point(8e5, 0.205, 0.015), _point(1.6e6, 0.089, 0.088)]),
+                  _pair(4, 8, [_point(8e5, 0.274, 0.01), _point(1.6e6, 0.257, 0.011)])])
+    r["rule"]["pairs"] = [[2, 4], [4, 8]]
+    text = figure2.fit_reach_clause(r)
+    assert text.startswith("the authors' fit places 2 vs 4's transition between 714K and 1.78M and 4 vs 8's "
+                           "between 1.78M and 5.56M")
+    assert "inside 2 vs 4's range the sizes read are 800K and 1.6M, where the deeper network is worse at both" in text
+    assert "a 2 vs 4 transition, if there is one, lies above 1.6M: between it and 1.78M, or beyond the range" in text
+    assert "4 vs 8's range lies above the sizes read" in text
+    # a point inside the range that is not resolved says so, and bounds nothing
+    r = _reading([_pair(2, 4, [_point(8e5, 0.01, 0.1)]), _pair(4, 8, [_point(8e5, 0.274, 0.01)])])
+    r["rule"]["pairs"] = [[2, 4], [4, 8]]
+    text = figure2.fit_reach_clause(r)
+    assert "where the deeper network is not resolved" in text and "if there is one" not in text
+
+
+def test_the_second_design_is_read_on_its_own_and_said_with_its_reason():
+    from dwlib.book import figure2
+    assert figure2.untied_sentence(False) == ""  # nothing published: nothing said
+    u = _reading([_pair(2, 4, [_point(1e5, 0.05, 0.02)]), _pair(4, 8, [_point(1e5, 0.01, 0.04)])])
+    text = figure2.untied_sentence(u)
+    assert "never pooled with the tied design" in text and "output layer of its own" in text
+    assert "2 vs 4 at 100K: +0.050 nats, interval +0.030 to +0.070, the deeper network worse" in text
+    assert "4 vs 8 at 100K: +0.010 nats, interval -0.030 to +0.050, not resolved" in text
+    assert "The half-width is at most 0.03 nats at 1 of these 2 points" in text
+    assert not any(w in text for w in BULLETIN)

@@ -142,7 +142,7 @@ def test_narrow_points_are_hollow_in_the_loss_and_the_gap_chart():
     (means,) = [v for v in _views(gaps) if v["mark"]["type"] == "point" and v["mark"].get("filled")]
     assert [r["narrow"] for r in _data(gaps, means)] == [True, True, True, False]
     assert means["encoding"]["fill"]["condition"]["value"] == "white"
-    assert any("d_x < 200" in line for line in gaps["title"]["subtitle"])
+    assert any("width under 200" in line for line in gaps["title"]["subtitle"])
     assert max(len(line) for line in gaps["title"]["subtitle"] + spec["title"]["subtitle"]) <= 40  # fits a phone
     wide = [{**r, "width": r["width"] + 300} for r in recs]  # no narrow point: no note
     assert not any("hollow" in line for line in

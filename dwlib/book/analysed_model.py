@@ -20,10 +20,10 @@ def shapes_table(theta, transformer, x, y, z) -> pd.DataFrame:
     depth, width, _ = analysed.shape_of(theta)
     return pd.DataFrame({
         "network": ["analysed, eq. (3)", "Transformer, eqs. (1)-(2)"],
-        "input shape (N, d_x)": [str(x.shape)] * 2,
+        "input shape (positions, width)": [str(x.shape)] * 2,
         "output shape": [str(y.shape), str(z.shape)],
         "parameters": [n_params(theta), n_params(transformer)],
-        "per layer / d_x^2": [n_params(theta) / (depth * width**2), n_params(transformer) / (depth * width**2)],
+        "per layer, in units of width²": [n_params(theta) / (depth * width**2), n_params(transformer) / (depth * width**2)],
     }).set_index("network")
 
 
@@ -70,8 +70,8 @@ def counting(depths=(1, 2, 3, 4), positions=(2, 3)):
                 continue
             count = analysed.count_terms(depth, n)
             row = {"depth L": depth, "positions N": n, "network output = number of terms": count,
-                   "C read back: log_N(output)": round(float(np.log(count) / np.log(n)), 9),
-                   "(3^L - 1)/2": (3**depth - 1) // 2}
+                   "C read back: log of the output, base N": round(float(np.log(count) / np.log(n)), 9),
+                   "(3ᴸ − 1)/2": (3**depth - 1) // 2}
             if n ** ((3**depth - 1) // 2) <= 2**16:
                 terms = analysed.expansion_terms(depth, n)
                 row["terms written out"] = len(terms)
@@ -79,7 +79,7 @@ def counting(depths=(1, 2, 3, 4), positions=(2, 3)):
             rows.append(row)
     counts = pd.DataFrame(rows).astype({"terms written out": "Int64", "factors per term": "Int64"}).set_index(
         ["depth L", "positions N"])
-    same = (counts["C read back: log_N(output)"] == counts["(3^L - 1)/2"]).all()
+    same = (counts["C read back: log of the output, base N"] == counts["(3ᴸ − 1)/2"]).all()
     numbers = {"count_ok": "equals" if same else "does not equal",
                "count_big": int(counts.loc[(4, 2), "network output = number of terms"]),
                "count_c4": analysed.summed_indices(4)}
@@ -119,15 +119,15 @@ def degrees(depths=(1, 2, 3), n_positions: int = 3, width: int = 4, heads: int =
                      for layer in analysed.constant_params(depth, width, heads)]
             x = rng.integers(0, PRIME, size=(n_positions, width), dtype=np.int64)
             ts = np.arange(3 ** depth + 2)
-            row = {"depth L": depth, "3^L": 3 ** depth, "2C = 3^L - 1": 3 ** depth - 1}
-            for name, scaled in (("degree in all inputs", slice(None)), ("degree in x^i alone", [0]),
-                                 ("degree in x^k alone (k != i)", [1])):
+            row = {"depth L": depth, "3ᴸ": 3 ** depth, "2C = 3ᴸ − 1": 3 ** depth - 1}
+            for name, scaled in (("degree in all inputs", slice(None)), ("degree in its own position's input alone", [0]),
+                                 ("degree in another position's input alone", [1])):
                 batch = np.repeat(x[None], len(ts), axis=0)  # int64: t x < 2^31 * 30, no overflow
                 batch[:, scaled, :] = batch[:, scaled, :] * ts[:, None, None] % PRIME
                 y = analysed.forward(theta, jnp.asarray(batch), modulus=PRIME)
                 row[name] = _degree_in_t([int(v) for v in y[:, 0, 0]], PRIME)
             rows.append(row)
     table = pd.DataFrame(rows).set_index("depth L")
-    agree = ((table["degree in all inputs"] == table["3^L"]).all() and (table["degree in x^i alone"] == table["3^L"]).all()
-             and (table["degree in x^k alone (k != i)"] == table["2C = 3^L - 1"]).all())
+    agree = ((table["degree in all inputs"] == table["3ᴸ"]).all() and (table["degree in its own position's input alone"] == table["3ᴸ"]).all()
+             and (table["degree in another position's input alone"] == table["2C = 3ᴸ − 1"]).all())
     return table, {"deg_agree": "agree" if agree else "do not all agree"}

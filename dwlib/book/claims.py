@@ -50,9 +50,9 @@ def threshold_row() -> dict:
     """Corollary 1's example network (d_x = 1000, L = 6) lies below its depth threshold."""
     W, L = bounds.PAPER_COROLLARY1["width"], bounds.PAPER_COROLLARY1["depth"]
     th = bounds.depth_threshold(W)
-    return _row(f"depth {L} at width {W} is below the threshold L_th = log3 d_x", "two_regimes",
-                f"yes, L = {L} \"under the depth-efficiency threshold\" (section 4.1) {PAPER}",
-                f"log3 {W} = {th:.2f} > {L}", "agrees" if L < th else "differs", "theory")
+    return _row(f"depth {L} at width {W:,} is below the depth threshold $\\log_3 d_x$", "two_regimes",
+                f"yes, depth {L} \"under the depth-efficiency threshold\" (section 4.1) {PAPER}",
+                f"$\\log_3 {W} = {th:.2f} > {L}$", "agrees" if L < th else "differs", "theory")
 
 
 def corollary1_rows() -> list[dict]:
@@ -67,7 +67,7 @@ def corollary1_rows() -> list[dict]:
         ok = lo <= w < hi
         gap = math.log10(stated / w)
         out.append(_row(f"Corollary 1: width a depth-{Ls} network needs to match depth {p['depth']} "
-                        f"(d_x = {p['width']}, H = {p['heads']})", "corollaries",
+                        f"(width {p['width']:,}, {p['heads']} heads)", "corollaries",
                         f"≃ {fmt.sci(math.log10(stated), 1)} (section 4.1) {PAPER}",
                         f"{fmt.sci(math.log10(w))} (eq. (7) as printed)",
                         "agrees" if ok else "differs", "theory")
@@ -83,7 +83,7 @@ def double_exponential_row() -> dict:
     paper = math.log(p["shallow"][2] + H) / math.log(p["shallow"][3] + H)
     w = {Ls: bounds.corollary1_width(p["width"], H, p["depth"], Ls)["width"] for Ls in (2, 3)}
     book = math.log(w[2] + H) / math.log(w[3] + H)
-    return _row("Corollary 1: removing a layer multiplies log(d_s + H) by about 3 (w ∝ exp(exp(d)))",
+    return _row("Corollary 1: removing a layer multiplies $\\log(d_s + H)$ by about 3, so the width needed grows double-exponentially with the layers removed",
                 "corollaries", f"{paper:.3f}, from its two widths (section 4.1) {PAPER}",
                 f"{book:.3f}, from eq. (7)", "agrees" if abs(paper / book - 1) < 0.01 else "differs", "theory")
 
@@ -92,8 +92,8 @@ def layer_factor_row() -> dict:
     """Below the threshold each layer multiplies the bounds on log3 sep by about 3 (eq. 7's 3^L),
     at the chapter's network (width 1024, 16 heads), depth 5 to 6."""
     ratio = two_regimes.numbers()["tr_ratio"]
-    return _row("below the threshold, a layer multiplies log3 sep by about 3 (Theorem 1)", "two_regimes",
-                f"3, the factor 3^L of eq. (7) {PAPER}", f"{ratio:.3f} (upper bound, d_x = 1024, depth 5 to 6)",
+    return _row("below the threshold, a layer multiplies the logarithm of the separation rank by about 3 (Theorem 1)", "two_regimes",
+                f"3, the factor $3^L$ of eq. (7) {PAPER}", f"{ratio:.3f} (upper bound, width 1,024, depth 5 to 6)",
                 "agrees" if abs(ratio - 3) < 0.05 else "differs", "theory")
 
 
@@ -109,10 +109,10 @@ def one_layer_row() -> dict:
     one = [r for r in data["ranks"] if r["depth"] == 1 and r["heads"] == 1]
     ok = bool(one) and all(r["rank"] == r["width"] + 1 for r in one)
     widths = sorted(r["width"] for r in one)
-    return _row("one layer's separation rank is linear in d_x (section 4.2)", "seprank_measurements",
-                f"linear in H and d_x; eq. (7) at L = 1: at most d_x + H {PAPER}",
-                f"measured d_x + 1 at H = 1, widths {widths[0]} to {widths[-1]} ({len(one)} of {len(one)})"
-                if ok else "measured ranks are not all d_x + 1", "agrees" if ok else "differs", "theory")
+    return _row("one layer's separation rank is linear in the width (section 4.2)", "seprank_measurements",
+                f"linear in the heads $H$ and the width $d_x$; eq. (7) at one layer: at most $d_x + H$ {PAPER}",
+                f"measured $d_x + 1$ with one head, widths {widths[0]} to {widths[-1]} ({len(one)} of {len(one)})"
+                if ok else "measured ranks are not all $d_x + 1$", "agrees" if ok else "differs", "theory")
 
 
 def proposition1_row() -> dict:
@@ -128,8 +128,8 @@ def counting_row() -> dict:
     """Eq. (4): C = (3^L - 1)/2 summed indices, read back from the network itself."""
     table, n = analysed_model.counting(depths=(1, 2, 3, 4), positions=(2, 3))
     depths = sorted({L for L, _ in table.index})
-    return _row("eq. (4): a depth-L network sums over C = (3^L - 1)/2 indices", "analysed_model",
-                f"C = (3^L - 1)/2 {PAPER}", f"read back from the network's output at depths {depths[0]} to {depths[-1]}: "
+    return _row("eq. (4): a network of depth $L$ sums over $C = (3^L - 1)/2$ indices", "analysed_model",
+                f"$C = (3^L - 1)/2$ {PAPER}", f"read back from the network's output at depths {depths[0]} to {depths[-1]}: "
                 + ("all equal" if n["count_ok"] else "not all equal"), "agrees" if n["count_ok"] else "differs", "theory")
 
 
@@ -149,11 +149,11 @@ def degree_row() -> dict:
     degrees (total, and in one other position's input)."""
     table, _ = analysed_model.degrees()  # the depths the analysed-model chapter measures
     depths = sorted(int(L) for L in table.index)
-    total = (table["degree in all inputs"] == table["3^L"]).all()
-    other = (table["degree in x^k alone (k != i)"] == table["2C = 3^L - 1"]).all()
+    total = (table["degree in all inputs"] == table["3ᴸ"]).all()
+    other = (table["degree in another position's input alone"] == table["2C = 3ᴸ − 1"]).all()
     verdict = "partly" if total and other else "differs"
-    return _row("the output is a polynomial of degree 2C = 3^L - 1 (proof sketch of Theorem 2)", "analysed_model",
-                f"3^L - 1 {PAPER}", f"measured at depths {_range(depths)}: 3^L in all inputs together, 3^L - 1 in one "
+    return _row("the output is a polynomial of degree $2C = 3^L - 1$ (proof sketch of Theorem 2)", "analysed_model",
+                f"$3^L - 1$ {PAPER}", f"measured at depths {_range(depths)}: $3^L$ in all inputs together, $3^L - 1$ in one "
                 "other position's input" if total and other else "measured degrees differ from both",
                 verdict, "theory")
 
@@ -168,8 +168,8 @@ def size_count_row(depth: int = 4, width: int = 64, heads: int = 8) -> dict:
     model = nnx.eval_shape(lambda: Decoder(cfg, rngs=nnx.Rngs(0)))
     counted = count_parameters(model)["non_embedding"]
     formula = sizes.budget(depth, width)
-    return _row("non-embedding size N = 12 L d_x^2 (section 1, the paper's Figure 2)", "experiments",
-                f"12 L d_x^2 = {formula:,} at L = {depth}, d_x = {width} {PAPER}",
+    return _row("non-embedding size $N = 12 L d_x^2$ (section 1, the paper's Figure 2)", "experiments",
+                f"$12 L d_x^2$ = {formula:,} at depth {depth}, width {width} {PAPER}",
                 f"{counted:,} weight-matrix entries in the book's decoder of that shape",
                 "agrees" if counted == formula else "differs", "experiments")
 
@@ -190,9 +190,6 @@ RULE_SWEEPS = ("cpu-pairs", "cpu-fig2", "mini", "gpu-slice")
 def _readings() -> dict:
     return {name: pairs_verdicts.read_by_rule(name) for name in RULE_SWEEPS}
 
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 #: how one pair's smallest-size point reads for the claim "at small sizes a deeper network does
@@ -288,7 +285,7 @@ def _small_sentences(items: list[dict]) -> list[str]:
         parts = [f"{words[k]} {_pair_list(groups[k])}" for k in (SMALL_WORSE, SMALL_COMPARABLE, SMALL_BETTER,
                                                                  SMALL_UNRESOLVED) if k in groups]
         at = f" at {fmt.count(min(sizes_seen))}" if len(sizes_seen) == 1 else ""
-        out.append(f"{_cap(pairs_verdicts.NAMES[name])}{at}: {'; '.join(parts)}.")
+        out.append(f"{fmt.capitalised(pairs_verdicts.NAMES[name])}{at}: {'; '.join(parts)}.")
     return out
 
 
@@ -315,7 +312,7 @@ def _declared_head(items: list[dict]) -> str:
     mine = _declared(items)
     sizes = sorted({x["point"]["target_budget"] for x in mine if x["point"] is not None})
     at = f"at {fmt.count(sizes[0])}" if len(sizes) == 1 else "at its smallest sizes"
-    return f"{_cap(pairs_verdicts.NAMES[pairs_verdicts.RULE_SWEEP])}, the one run under the declared rule, {at}"
+    return f"{fmt.capitalised(pairs_verdicts.NAMES[pairs_verdicts.RULE_SWEEP])}, the one run under the declared rule, {at}"
 
 
 def comparable_row() -> dict:
@@ -356,7 +353,7 @@ def worse_row() -> dict:
         tail.append(f"On seeds {min(later)} to {max(later)} alone, {_pair_list(changed)}.")
     caveat = pairs_verdicts.split_caveat()
     if caveat:
-        tail.append(_cap(caveat) + ".")
+        tail.append(fmt.capitalised(caveat) + ".")
     earlier = _earlier(items)
     return _row("at small sizes a deeper network does worse (the authors' summary)", "experiments",
                 f"worse at small enough widths {SUMMARY}", " ".join([head, *tail, *([earlier] if earlier else [])]),
@@ -397,14 +394,12 @@ def transitions_row() -> dict:
         else:
             quiet.append(f"{label} ({count}{scope})")
     verdict = "agrees" if full else "partly" if n_cross else "not reproduced"
-    q = pairs_verdicts.gpu_pilot_qualifier()
     if not crossed_in:
-        text = (f"No pair crosses by the declared rule in any of the {len(quiet)} stored sweeps: {_pair_list(quiet)}"
-                + (f"; {q}." if q else "."))
+        text = f"No pair crosses by the declared rule in any of the {len(quiet)} stored sweeps: {_pair_list(quiet)}."
     else:
         text = ("By the declared rule, " + "; ".join(crossed_in)
                 + (f"; no pair crosses in {_pair_list(quiet)}." if quiet else "."))
-    text += " " + figure2._cap(figure2.fit_reach_clause(sizes="the doubling sweep's sizes")) + "."
+    text += " " + fmt.capitalised(figure2.fit_reach_clause(sizes=SIZES)) + "."
     return _row("past a transition size the deeper network wins (the paper's Figure 2)", "experiments",
                 f"both pairs, 6 vs 12 and 12 vs 24, cross {PAPER}", text, verdict, "experiments")
 
@@ -427,7 +422,7 @@ def transition_order_row() -> dict:
     text = f"{pairs_verdicts.NAMES[name]}: " + ", ".join(
         f"{p['shallow']} vs {p['deep']} between {fmt.count(lo)} and {fmt.count(hi)}" for p, (lo, hi) in zip(crossed, lows))
     return _row("the 12 vs 24 transition lies at a larger size than the 6 vs 12 one (the paper's Figure 2)", "experiments",
-                f"yes {PAPER}", _cap(text), "agrees" if later else "differs", "experiments")
+                f"yes {PAPER}", fmt.capitalised(text), "agrees" if later else "differs", "experiments")
 
 
 def fit_slope_row() -> dict:
@@ -449,7 +444,7 @@ def fit_slope_row() -> dict:
     verdict = "not testable here" if not own else (
         "agrees" if any(abs(b / AUTHORS_FIT.depth_slope - 1) < 0.25 for b in own.values()) else "differs")
     return _row("the transition size grows exponentially with depth: slope b of log width per layer", "guidelines",
-                f"b = {AUTHORS_FIT.depth_slope} (fit over depths 6 to 48) {ARXIV}", _cap(text), verdict, "experiments")
+                f"$b$ = {AUTHORS_FIT.depth_slope} (fit over depths 6 to 48) {ARXIV}", fmt.capitalised(text), verdict, "experiments")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -602,13 +597,46 @@ def tally_sentence(table: list[dict]) -> str:
     return f"Of the {len(table)} claims, {body}."
 
 
+def takeaway(table: list[dict]) -> str:
+    """What a reader weighing the paper takes from the table, in words rather than its counts (the
+    chapter's opening gives those): whether the theory holds on the networks computed here, whether
+    the paper's printed numbers follow from its formulas, and whether its trained claims are borne
+    out at the sizes trained here."""
+    def tested(kind):
+        return [r for r in table if r.get("kind") == kind and r["agreement"] != "not testable here"]
+    full = ("agrees", "agrees within the tolerance")
+    computed, arithmetic, trained = tested(COMPUTED), tested(ARITHMETIC), tested(TRAINED)
+    partly = sum(r["agreement"] == "partly" for r in computed)
+    theory = ("the paper's theory holds as stated on every network computed here" if all(
+        r["agreement"] in full for r in computed) else
+        f"the paper's theory holds on the networks computed here, {pairs_verdicts.words(partly)} of its statements "
+        "in part" if all(r["agreement"] in (*full, "partly") for r in computed) else
+        "some of the paper's theory does not hold on the networks computed here")
+    slips = [r for r in arithmetic if r["agreement"] not in full]
+    printed = ("its printed numbers follow from its own formulas" if not slips else
+               f"{pairs_verdicts.words(len(slips))} of its printed numbers do not follow from its formulas as printed, so "
+               "a reader reusing them should recompute them")
+    borne = [r for r in trained if r["agreement"] in full]
+    experiments = ("and its trained claims are borne out at the sizes trained here" if len(borne) == len(trained) else
+                   "and none of its trained claims that this book could test is borne out in full at the sizes "
+                   "trained here, so its experimental picture rests on the authors' own runs" if not borne else
+                   f"and {pairs_verdicts.of(len(borne), len(trained), 'trained claim', 'is', 'are')} borne out in full at "
+                   "the sizes trained here")
+    return f"Read together: {theory}; {printed}; {experiments}."
+
+
+#: how the claims chapter names the sizes the doubling sweep read
+SIZES = "the doubling sweep's sizes"
+
+
 def figure2_sentence(table: list[dict]) -> str:
     """What the table says of the transitions of the paper's Figure 2, from its row (verdict and reading)."""
     row = next(r for r in table if r["claim"].startswith("past a transition size"))
     head = {"agrees": "The transitions of the paper's Figure 2 are reproduced",
             "partly": "The transitions of the paper's Figure 2 are reproduced in part",
             "not reproduced": "The transitions of the paper's Figure 2 are not reproduced"}[row["agreement"]]
-    return f"{head}. {row['book']}"
+    # the row lists the sweeps and what crosses in each; here, what the fit leaves of it
+    return f"{head} (the table's row gives each sweep). {fmt.capitalised(figure2.fit_reach_clause(sizes=SIZES))}."
 
 
 def figure2_head(table: list[dict]) -> str:
@@ -618,20 +646,21 @@ def figure2_head(table: list[dict]) -> str:
             "partly": "Some pairs cross by the declared rule, so the paper's Figure 2 is reproduced in part.",
             "not reproduced": "No stored sweep reproduces the transitions of the paper's Figure 2 by the declared rule."
             }[row["agreement"]]
-    return head.rstrip(".") + "; " + figure2.fit_reach_clause(sizes="the doubling sweep's sizes") + "."
+    return head.rstrip(".") + "; " + figure2.fit_reach_clause(sizes=SIZES) + "."
 
 
 def coverage_sentence() -> str:
     """How much of the doubling sweep the experiment rows read, as a plain fact."""
     planned = list(get_preset(pairs_verdicts.RULE_SWEEP).budgets)
     done = pairs_verdicts.read(pairs_verdicts.RULE_SWEEP)["budgets"]
-    name = _cap(pairs_verdicts.NAMES[pairs_verdicts.RULE_SWEEP])
+    name = fmt.capitalised(pairs_verdicts.NAMES[pairs_verdicts.RULE_SWEEP])
     if not done:
         return f"{name} has no size with results for every seed of every depth, so its rows give it no verdict."
     where = pairs_verdicts.span(done, planned)
-    return (f"{name} has complete results at {len(done)} of its {len(planned)} planned sizes "
-            f"({where[where.index(' ') + 1:]} non-embedding parameters), and its verdicts in the table cover "
-            f"{'that size' if len(done) == 1 else 'those sizes'}.")
+    count = (f"all {len(done)} of its sizes" if len(done) == len(planned) else
+             f"{len(done)} of the {len(planned)} sizes it was designed for")
+    return (f"{name} has complete results at {count} ({where[where.index(' ') + 1:]} non-embedding parameters), "
+            f"and its verdicts in the table cover {'that size' if len(done) == 1 else 'those sizes'}.")
 
 
 def numbers(table: list[dict] | None = None) -> dict:
@@ -643,7 +672,7 @@ def numbers(table: list[dict] | None = None) -> dict:
             "differs": "cl_differ", "not reproduced": "cl_unreproduced", "not testable here": "cl_untested"}
     return {"cl_rows": len(table), **{keys[v]: count.get(v, 0) for v in VERDICTS},
             "cl_differ_claims": "; ".join(r["claim"] for r in table if r["agreement"] == "differs") or "none",
-            "cl_summary": tally_sentence(table),
+            "cl_summary": tally_sentence(table), "cl_takeaway": takeaway(table),
             "cl_figure2": figure2_sentence(table) if any(r["claim"].startswith("past a transition size")
                                                           for r in table) else "",
             "cl_coverage": coverage_sentence(),

@@ -189,3 +189,35 @@ def induction_summary(ind: dict):
               "ih_prev2": max(two["scores"]["previous_token"][0]),
               "ih_secs": sum(r["train_seconds"] for r in ind["runs"])}
     return table, values
+
+
+#: the induction-attention figure's base caption (what it encodes); :func:`attention_caption` adds
+#: what to conclude
+ATTENTION_CAPTION = ("Attention weights of each model's best induction head on one sequence that repeats a block "
+                     "once: query position $t$ down, key position $j$ across, darker for larger weights (causal "
+                     "attention leaves the upper triangle empty). An induction head puts its weight on the diagonal "
+                     "$j = t - T + 1$ in the second half.")
+
+#: how many times the one-layer model's best induction score the two-layer model's must be for the
+#: caption to say that only the two-layer model attends along the induction diagonal
+INDUCTION_RATIO = 3.0
+
+
+def attention_conclusion(ind1: float, ind2: float) -> str:
+    """What the induction-attention figure shows, from the best induction scores of the one-layer
+    (``ind1``) and two-layer (``ind2``) models: the mean attention weight on the induction diagonal
+    over the held-out repeats."""
+    scores = (f"averaged over the held-out repeats, the two-layer model's best head puts {ind2:.2f} of its "
+              f"attention on that diagonal, the one-layer model's best head {ind1:.2f}")
+    if ind2 >= INDUCTION_RATIO * ind1:
+        return f"Only the two-layer model attends along the induction diagonal: {scores}."
+    if ind1 >= INDUCTION_RATIO * ind2:
+        return f"Only the one-layer model attends along the induction diagonal: {scores}."
+    return f"Neither model stands out on the induction diagonal: {scores}."
+
+
+def attention_caption(ind: dict) -> str:
+    """The induction-attention figure's caption: what it encodes and what to conclude from it."""
+    one, two = ind["runs"]
+    best = [max(r["scores"]["induction"][-1]) for r in (one, two)]
+    return f"{ATTENTION_CAPTION} {attention_conclusion(*best)}"

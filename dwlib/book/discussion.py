@@ -61,8 +61,8 @@ def figure1_table() -> pd.DataFrame:
     """:func:`figure1_rows` as the chapter shows it."""
     return pd.DataFrame([{
         "depth L": r["depth"],
-        "width needed, d_x > 3^L": fmt.power_of_ten(r["log10_width"]),
-        "size 12 L d_x^2 at that width": fmt.power_of_ten(r["log10_size"]),
+        "width needed (above 3ᴸ)": fmt.power_of_ten(r["log10_width"]),
+        "size at that width, 12 L dₓ²": fmt.power_of_ten(r["log10_size"]),
         "that size / GPT-3 175B's": fmt.power_of_ten(r["log10_vs_gpt3"]),
     } for r in figure1_rows()]).set_index("depth L")
 
@@ -177,11 +177,13 @@ def numbers() -> dict:
         by: dict[str, list[str]] = {}
         for r in rs:
             by.setdefault(r["sweep"], []).append(f"{r['shallow']} vs {r['deep']}")
-        names = [f"the {SWEEPS[k]}'s {pv._and(v)}" for k, v in by.items()]
+        names = [f"the {SWEEPS[k]}'s {fmt.listed(v)}" for k, v in by.items()]
+        if len(names) == 2:
+            return " and ".join(names)
         return (names[0] if len(names) == 1 else ", ".join(names[:-1]) + ", and " + names[-1]) if names else "none"
 
-    def worse(r):  # the seeds' paired interval lies above zero: the deeper network resolved worse
-        return r["reading"] == claims.SMALL_WORSE
+    worse = _worse
+    split = pv.split_pointer()
 
     def unresolved_text(rs):  # the pairs of a group that are not resolved, and why
         one = [r for r in rs if r["reading"] == claims.SMALL_UNRESOLVED and r["n_seeds"] == 1]
@@ -219,7 +221,7 @@ def numbers() -> dict:
         if not parts:
             return "The two networks of each of these pairs are within 5% of one size."
         return ("The two networks of a pair are not of one size: the deeper network has "
-                + pv._and(parts)
+                + "; and ".join(parts)
                 + (", so where the deeper network is the smaller one, part of its deficit may come from its size."
                    if fewer else "."))
 
@@ -249,13 +251,13 @@ def numbers() -> dict:
         # the answer to "do this book's sweeps show it?", from the sweep run under the declared
         # rule (the claims table's verdict): the deeper network resolved worse in all, some or none
         "ds_answer": "Yes" if all(map(worse, declared)) else "Partly" if any(map(worse, declared)) else "No",
-        "ds_rule_small": _declared_sentence(declared, worse),
+        "ds_rule_small": _declared_sentence(declared),
         "ds_n_worse": sum(map(worse, small)),
         # the range of the mean gap where the deeper network is resolved worse
         "ds_gap_min": min((r["mean"] for r in small if worse(r)), default=float("nan")),
         "ds_gap_max": max((r["mean"] for r in small if worse(r)), default=float("nan")),
         "ds_not_worse": pairs([r for r in small if not worse(r)]),
-        "ds_rest": _rest_sentence(small, worse, unresolved_text),
+        "ds_rest": _rest_sentence(small, unresolved_text),
         # the Takeaway's short form: how many put the deeper network ahead, how many are not resolved
         "ds_rest_short": (f"ahead in {_none(sum(r['reading'] == claims.SMALL_BETTER for r in small))}, "
                           f"{pv.words(sum(r['reading'] == claims.SMALL_UNRESOLVED for r in small))} not resolved"),
@@ -268,12 +270,8 @@ def numbers() -> dict:
         "ds_below_sep_text": ("in none of them" if not sum(map(separated, both_below)) else
                               f"in {sum(map(separated, both_below))} of the {len(both_below)}"),
         "ds_rule_cross": pv.of(n_rule_cross, n_rule, "pair", "crosses"),
-        # the crossings counted, with what leaving out the GPU pilot's largest budget would add
-        "ds_rule_cross_q": pv.of(n_rule_cross, n_rule, "pair", "crosses")
-        + (f" ({pv.gpu_pilot_qualifier()})" if pv.gpu_pilot_qualifier() else ""),
         # the caveat on a pair whose shallower or deeper shape splits its seeds at its chosen rate
-        "ds_split": (f"{pv.split_pointer()[:1].upper() + pv.split_pointer()[1:]} (the experiments chapter gives why)."
-                     if pv.split_pointer() else ""),
+        "ds_split": f"{fmt.capitalised(split)} (the experiments chapter gives why)." if split else "",
         "ds_lr_seeds": _seeds_text(lr_records),
         "ds_below_worse": worse_text(both_below),
         # the Takeaway's sentence on the pairs below their thresholds
@@ -314,40 +312,45 @@ def _real_widths() -> dict:
     the width of the widest network in the book's catalogue of published models."""
     widest = max(load_models(), key=lambda m: m["width"])
     below = [L for L in FIGURE1_DEPTHS if 3 ** L < widest["width"]]
-    return {"f1_real_depths": pv._and([str(L) for L in below]) if below else "none",
+    return {"f1_real_depths": fmt.listed([str(L) for L in below]) if below else "none",
             "f1_real_n": len(below), "f1_widest_name": widest["name"], "f1_widest_width": widest["width"],
             "f1_widest_lth": float(bounds.depth_threshold(widest["width"])),
-            "f1_figure_depths": pv._and([str(L) for L in FIGURE1_DEPTHS]),
+            "f1_figure_depths": fmt.listed([str(L) for L in FIGURE1_DEPTHS]),
             "f1_only": (f"only depth {below[0]}" if len(below) == 1 else
-                        f"only depths {pv._and([str(L) for L in below])}" if below else "no depth")}
+                        f"only depths {fmt.listed([str(L) for L in below])}" if below else "no depth")}
 
 
 def _none(n: int) -> str:
     return "none" if n == 0 else pv.words(n)
 
 
-def _declared_sentence(declared: list[dict], worse) -> str:
+def _worse(r: dict) -> bool:
+    """The seeds' paired interval lies above zero: the deeper network resolved worse."""
+    return r["reading"] == claims.SMALL_WORSE
+
+
+def _declared_sentence(declared: list[dict]) -> str:
     """The sweep run under the declared rule at its smallest size: which pairs put the deeper
     network behind and which do not, in one sentence (the claims table's verdict)."""
     name = pv.NAMES[pv.RULE_SWEEP]
     if not declared:
-        return f"{name[:1].upper() + name[1:]} has no size with every seed of every depth yet."
-    behind = [f"{r['shallow']} vs {r['deep']}" for r in declared if worse(r)]
-    rest = [f"{r['shallow']} vs {r['deep']}" for r in declared if not worse(r)]
+        return f"{fmt.capitalised(name)} has no size with every seed of every depth yet."
+    behind = [f"{r['shallow']} vs {r['deep']}" for r in declared if _worse(r)]
+    rest = [f"{r['shallow']} vs {r['deep']}" for r in declared if not _worse(r)]
     at = fmt.count(min(r["target_budget"] for r in declared))
     parts = []
     if behind:
-        parts.append(f"puts the deeper network behind in {pv._and(behind)}")
+        parts.append(f"puts the deeper network behind in {fmt.listed(behind)}")
     if rest:
-        parts.append(f"does not in {pv._and(rest)}")
+        parts.append(f"does not in {fmt.listed(rest)}")
     return (f"In {name}, the one run under the declared rule, the seeds' interval at {at} "
             + " and ".join(parts) + ".")
 
 
-def _rest_sentence(small: list[dict], worse, unresolved_text) -> str:
+def _rest_sentence(small: list[dict], unresolved_text) -> str:
     """The pairs that the interval does not put behind: how many are not resolved and why, and
     whether any is resolved better or comparable, in one sentence."""
-    rest = [r for r in small if not worse(r)]
+    rest = [r for r in small if not _worse(r)]
     if not rest:
         return "No pair is left unresolved or resolved the other way."
     unresolved = [r for r in rest if r["reading"] == claims.SMALL_UNRESOLVED]

@@ -56,12 +56,12 @@ def loss_frame(records: list[dict]) -> pd.DataFrame:
     table = table.join(per_run.agg(total=("total", "first"), fit=("fit", "mean")), on=key)
     table["total params"] = table["total"].astype("Int64")
     table["held-out − train"] = table["fit"].round(3)
-    table[f"d_x < {WIDE}"] = np.where(table["width"] < WIDE, "yes", "no")
+    table[f"width under {WIDE}"] = np.where(table["width"] < WIDE, "yes", "no")
     table["log3 d_x"] = bounds.depth_threshold(table["width"].to_numpy()).round(2)
     table["regime of (L, d_x)"] = bounds.regime(table["depth"].to_numpy(), table["width"].to_numpy())
     table["loss"] = [f"{m:.3f} ± {s:.3f}" if n > 1 else f"{m:.3f}"
                      for m, s, n in zip(table["mean"], table["std"], table["seeds"])]
-    return table.set_index(key)[["budget", "total params", "loss", "seeds", "held-out − train", f"d_x < {WIDE}",
+    return table.set_index(key)[["budget", "total params", "loss", "seeds", "held-out − train", f"width under {WIDE}",
                                  "log3 d_x", "regime of (L, d_x)"]]
 
 
@@ -142,7 +142,7 @@ def size_limit_table(name: str = "gpu-slice") -> pd.DataFrame:
                           "eval loss": round(r["eval_loss"], 3),
                           "eval - train loss": round(r["eval_loss"] - r["train_loss"], 3),
                           "fall over the last fifth": round(tr.late_improvement(r), 3), "used below": r in s.limited,
-                          f"d_x < {WIDE}": "yes" if r["width"] < WIDE else "no"}
+                          f"width under {WIDE}": "yes" if r["width"] < WIDE else "no"}
                          for r in sorted(dropped + at_top, key=lambda r: (r["target_budget"], r["depth"], r["seed"]))]
                         ).set_index(["depth", "width", "seed"])
 

@@ -73,7 +73,7 @@ def selection_table(name: str = NAME) -> pd.DataFrame:
     first = {shape(r): r for r in s.records}
     return pd.DataFrame([{
         "depth": key[0], "width": key[1], "N": first[key]["budget"],
-        f"d_x < {WIDE}": "yes" if first[key]["narrow"] else "no", "chosen rate": c["lr"],
+        f"width under {WIDE}": "yes" if first[key]["narrow"] else "no", "chosen rate": c["lr"],
         "at the grid's edge": "yes" if c["at_edge"] else "no",
         **{f"validation loss at {fmt.value(lr)}": round(loss, 3) for lr, loss in c["losses"].items()},
     } for key, c in sorted(choice.items())]).set_index(["depth", "width"])

@@ -19,6 +19,7 @@ from dwlib import fmt
 from dwlib.book import pairs_verdicts as pv
 from dwlib.book.vocabulary import tied_short
 from dwlib.core import bounds, sizes
+from dwlib.errors import InputError
 from dwlib.core.fit import AUTHORS_FIT, optimal_width
 from dwlib.experiments import pairs
 from dwlib.experiments.presets import get_preset
@@ -102,7 +103,7 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
         split = [g for g in pv.seed_groups(SWEEP) if g["split"]] if others is not None else []
         if split:
             notes.append("Neither reading measures depth where a shape's seeds split at its chosen rate: "
-                         + _and([f"the {g['depth']}-layer network{at([g['target_budget']])}" for g in split]) + ".")
+                         + fmt.listed([f"the {g['depth']}-layer network{at([g['target_budget']])}" for g in split]) + ".")
         n = len(r["budgets"])
         where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
         what = (f"The first size of the CPU doubling-pairs sweep, {where[3:]} non-embedding parameters" if n == 1 else
@@ -144,7 +145,7 @@ def authors_reach(r: dict | None = None) -> str:
             parts.append(f"{name} lies below the sweep's sizes above {fmt.count(above[0])}")
         else:
             parts.append(f"{name} lies beyond the largest planned size, {fmt.count(planned[-1])}")
-    return _cap("; ".join(parts)) + "."
+    return fmt.capitalised("; ".join(parts)) + "."
 
 
 def bounds_rows(sweep: str = SWEEP, shallow_deep=None, budgets=None) -> list[dict]:
@@ -289,7 +290,7 @@ def separated_text(rows: list[dict], head_size: int) -> str:
         th = float(bounds.depth_threshold(w_s))
         side = "just above" if s - 1 < th < s else "above" if th < s else "below"
         out.append(f"{x['pair']} at {fmt.count(x['budget'])}, where the {s}-layer network's width of {w_s} puts it "
-                   f"{side} its threshold (log3 {w_s} = {th:.2f}), so that its upper bound, from the bound "
+                   f"{side} its threshold of {th:.2f} layers (the base-3 logarithm of {w_s}), so that its upper bound, from the bound "
                    f"{'below' if x['shallow eq.'] == 7 else 'above'} the threshold, is {x['shallow upper']:.1f}, below the {d}-layer network's lower bound of {x['deep lower']:.1f}"
                    + ("" if x.get("trained", "in full") == "in full" else
                       f" (a pair the sweep plans but has {'trained only in part' if x['trained'] == 'in part' else 'not trained yet'})")
@@ -308,11 +309,9 @@ def reproduced_sentence(r: dict, earlier: list[dict]) -> str:
     if own:
         return (f"The CPU doubling-pairs sweep reproduces the paper's Figure 2 in part: "
                 f"{pv.of(own, len(r['pairs']), 'pair', 'crosses')}.")
-    q = pv.gpu_pilot_qualifier()
     return ("No stored sweep of this book reproduces the paper's Figure 2: " +
-            ("the earlier sweeps, read by the same rule, show no crossing either" if not old else
-             f"of the earlier sweeps' pairs, read by the same rule, {pv.of(old, len(earlier), 'pair', 'crosses')}")
-            + (f"; {q}." if q else "."))
+            ("the earlier sweeps, read by the same rule, show no crossing either." if not old else
+             f"of the earlier sweeps' pairs, read by the same rule, {pv.of(old, len(earlier), 'pair', 'crosses')}."))
 
 
 def result_sentence(r: dict | None = None) -> str:
@@ -333,24 +332,33 @@ def result_sentence(r: dict | None = None) -> str:
             gaps = [f"{x['mean']:+.3f} nats, interval {x['low']:+.3f} to {x['high']:+.3f}" if k == 0
                     else f"{x['mean']:+.3f}, {x['low']:+.3f} to {x['high']:+.3f}" for k, x in enumerate(xs)]
             parts.append(f"worse ({gaps[0]})" if one else
-                         "worse at " + _and([f"{fmt.count(x['target_budget'])} ({g})" for x, g in zip(xs, gaps)]))
+                         "worse at " + fmt.listed([f"{fmt.count(x['target_budget'])} ({g})" for x, g in zip(xs, gaps)]))
         if v["better"]:
             parts.append(f"better{'' if one else ' at ' + pv._sizes(v['better'])}")
         if v["unresolved"]:
             parts.append(f"not resolved{'' if one else ' at ' + pv._sizes(v['unresolved'])}")
         joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + ", and " + parts[-1]
         bits.append(f"in {name} the deeper network is {joined}")
-    if worse:
-        bits[-1] += "; at small sizes the paper has the two perform comparably"
+    points = [x["verdict"] for p in r["pairs"] for x in p["points"]]
+    n_worse, n_better = points.count(pairs.WORSE), points.count(pairs.BETTER)
+    crossed = pv.crossing(r)
+    head = (("Neither pair crosses" if len(r["pairs"]) == 2 else "No pair crosses") if not crossed else
+            fmt.capitalised(pv.of(len(crossed), len(r["pairs"]), "pair", "crosses")))
+    head += (f" by the declared rule: {where} non-embedding parameters the deeper network is "
+             f"{'better at none' if not n_better else f'better at {n_better}'} of the {len(points)} (pair, size) points "
+             f"and worse at {n_worse}"
+             + (", while the paper reports that at small sizes the two perform comparably." if worse and not n_better
+                else "."))
     planned = sorted(get_preset(SWEEP).budgets)
     missing = [b for b in planned if b not in r["budgets"]]
-    text = f"{_cap(where)} non-embedding parameters, by the declared rule, {'; '.join(bits)}."
+    text = f"{head} {fmt.capitalised('; '.join(bits))}."
     if missing:
         text += (f" {pv._sizes(missing)} {'is' if len(missing) == 1 else 'are'} not yet trained in full"
                  + (", so no transition can be read." if len(r["budgets"]) == 1 else "."))
-    pointer = pv.split_pointer(SWEEP)  # the full account follows in the chapter
-    if pointer:
-        text += f" {_cap(pointer)}."
+    k = pv.split_points(SWEEP)  # the full account follows in the chapter
+    if k:
+        text += (f" {fmt.capitalised(pv.words(k))} of these points rest on seeds that split at their chosen rate "
+                 "(see below).")
     return text
 
 
@@ -365,11 +373,8 @@ def takeaway_sentence(r: dict | None = None) -> str:
     return (f"The CPU doubling-pairs sweep has {pv.words(n)} size{'s' * (n != 1)} trained in full"
             + (", too few to show a transition," if n == 1 else ",")
             + (" and there the deeper network of a pair is never resolved better." if not better else
-               f" and the deeper network is resolved better in {_and(better)}."))
+               f" and the deeper network is resolved better in {fmt.listed(better)}."))
 
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 def widths_below(sweep: str = SWEEP, limit: int = 200) -> tuple[int, int]:
@@ -398,7 +403,7 @@ def hardware_sentence(sweep: str = SWEEP) -> str:
     dtypes = sorted({r["config"].get("dtype", "float32") for r in records})
     name = pv.NAMES.get(sweep, sweep)
     if len(by_machine) == 1:
-        return f"{_cap(name)} trains on {next(iter(by_machine))} in {' and '.join(dtypes)}."
+        return f"{fmt.capitalised(name)} trains on {next(iter(by_machine))} in {' and '.join(dtypes)}."
     main, *rest = sorted(by_machine, key=lambda m: -len(by_machine[m]))
     parts = []
     for m in rest:
@@ -407,7 +412,7 @@ def hardware_sentence(sweep: str = SWEEP) -> str:
             f"{sum(r['target_budget'] == b for r in by_machine[m])} of the "
             f"{sum(r['target_budget'] == b for r in records)} runs at {fmt.count(b)}" for b in sizes)
         parts.append(f"{len(by_machine[m])} on {m} ({where})")
-    text = (f"{_cap(name)} trains in {' and '.join(dtypes)}, {len(by_machine[main])} of its runs on {main} and "
+    text = (f"{fmt.capitalised(name)} trains in {' and '.join(dtypes)}, {len(by_machine[main])} of its runs on {main} and "
             f"{'; '.join(parts)}.")
     try:
         parity = packaged_json("sweeps", f"{sweep}.parity.json")
@@ -415,9 +420,13 @@ def hardware_sentence(sweep: str = SWEEP) -> str:
         return text + " No run was trained on both to compare them."
     worst = parity["largest_abs_diff"]["eval_loss"]
     runs = parity["runs"]
-    return (text + f" Trained again there, {pv.words(len(runs))} runs stored from the CPU reproduced their "
-            f"held-out losses within {worst:.4f} nats, while seeds of one shape differ by a median of "
-            f"{_seed_std(sweep):.3f}: where a run trained does not move its result.")
+    mixed = sorted(b for b in {r["target_budget"] for r in records}
+                   if len({_machine(r.get("hardware") or {}) for r in records if r["target_budget"] == b}) > 1)
+    return (text + f" Retrained on {rest[0] if len(rest) == 1 else 'the other machine'}, {pv.words(len(runs))} runs "
+            f"first trained on {main} matched their held-out losses within {worst:.4f} nats, against a median spread "
+            f"of {_seed_std(sweep):.3f} nats between seeds of one shape: the machine moves a result far less than the "
+            "seed does" + (f", so at {pv._sizes(mixed)}, where some gaps pair runs from the two machines, that "
+                           "pairing costs little." if mixed else "."))
 
 
 def embedding_sentence(r: dict | None = None) -> str:
@@ -471,6 +480,7 @@ def numbers() -> dict:
         "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(SWEEP),
         "fx_result": result_sentence(r), "fx_split": pv.split_sentence(SWEEP),
         "fx_retrained": pv.retrained_sentence(SWEEP), "fx_lone": pv.lone_seed_sentence(SWEEP),
+        "fx_spread_terms": pv.spread_terms(SWEEP), "fx_untied": untied_sentence(),
         "fx_pilot": pilot_sentence(r),
         "fx_gpu_pilot": pv.gpu_pilot_sentence(), "fx_authors_reach": authors_reach(r),
         "fx_tied": tied_short(),
@@ -487,8 +497,7 @@ def numbers() -> dict:
         "fx_largest": fmt.count(max(preset.budgets)),
         "fx_narrow": narrow[0], "fx_shapes": narrow[1],
         "fx_sep_detail": separated_text(sep, preset.head_size) or "none",
-        "fx_old_cross_text": pv.of(sum(x["crosses by the rule"] == "yes" for x in earlier), len(earlier), "pair", "crosses")
-        + (f" ({pv.gpu_pilot_qualifier()})" if pv.gpu_pilot_qualifier() else ""),
+        "fx_old_cross_text": pv.of(sum(x["crosses by the rule"] == "yes" for x in earlier), len(earlier), "pair", "crosses"),
         "fx_reproduced": reproduced_sentence(r, earlier),
         "fx_budgets": pv._sizes(preset.budgets), "fx_n_seeds": len(preset.seeds),
         "fx_n_select": preset.select_seeds, "fx_n_select_words": pv.words(preset.select_seeds),
@@ -555,7 +564,7 @@ def pilot_sentence(r: dict | None = None) -> str:
     r = r or reading()
     rows = pilot_rows()
     first = rows[0]
-    lengths = _and([f"{x['half_width']:.3f} nats at {x['tokens'] / 1e6:.0f}M tokens a run" for x in rows])
+    lengths = fmt.listed([f"{x['half_width']:.3f} nats at {x['tokens'] / 1e6:.0f}M tokens a run" for x in rows])
     pilot_lr = first["lr"][0] if len(first["lr"]) == 1 else None
     within = [x for x in rows if x["half_width"] <= r["rule"]["half_width_target"]]
     text = (f"The run length came from a pilot: the pair {first['shallow']} vs {first['deep']} at "
@@ -577,13 +586,13 @@ def pilot_sentence(r: dict | None = None) -> str:
     if pilot_lr is None or chosen == [pilot_lr] or pilot_lr not in spread:
         return text + "."
     other = [lr for lr in chosen if lr != pilot_lr and lr in spread]
-    where = ("every shape at the sizes read chose " + _and([f"{x:g}" for x in chosen])
-             if pilot_lr not in chosen else "some shapes chose " + _and([f"{x:g}" for x in other]))
+    where = ("every shape at the sizes read chose " + fmt.listed([f"{x:g}" for x in chosen])
+             if pilot_lr not in chosen else "some shapes chose " + fmt.listed([f"{x:g}" for x in other]))
     noisier = [lr for lr in other if spread[lr]["median"] > spread[pilot_lr]["median"]]
     tail = ""
     if noisier:
         lr = noisier[0]
-        tail = (f", and over the shapes trained so far the two rate-choosing seeds land a median of "
+        tail = (f", and over the shapes trained the two rate-choosing seeds land a median of "
                 f"{spread[lr]['median']:.3f} nats apart at {lr:g} against {spread[pilot_lr]['median']:.3f} at "
                 f"{pilot_lr:g}")
     return (text + f". The likely reason is the learning rate: the pilot trained at "
@@ -610,23 +619,63 @@ def seed_table() -> pd.DataFrame:
 
 
 def fit_reach_clause(r: dict | None = None, sizes: str = "the sizes read") -> str:
-    """Where the authors' fit places each pair's transition against the sizes read in full, with
-    no verdict read into it (the fit is an expectation, not part of the rule): 'the authors' fit
-    places 2 vs 4's transition between 714K and 1.78M and 4 vs 8's between 1.78M and 5.56M, while
-    the sizes read stop at 800K'."""
+    """Where the authors' fit places each pair's transition against the sizes read in full, and
+    what the rule's verdicts inside a range leave of it (the fit is an expectation, not part of the
+    rule): 'the authors' fit places 2 vs 4's transition between 714K and 1.78M and 4 vs 8's between
+    1.78M and 5.56M; inside 2 vs 4's range the sizes read are 800K and 1.6M, where the deeper
+    network is worse at both, so a 2 vs 4 transition, if there is one, lies above 1.6M: between it
+    and 1.78M, or beyond the range'. By the rule a transition needs the deeper network ahead at
+    every larger size read, so none lies at or below a size where it is resolved worse."""
     r = r or reading()
     top = max(r["budgets"]) if r["budgets"] else 0.0
     ranges = sorted((authors_range(*p), p) for p in (tuple(q) for q in r["rule"]["pairs"]))
     parts = [f"{s} vs {d}'s{' transition' if i == 0 else ''} between {fmt.count(lo)} and {fmt.count(hi)}"
              for i, ((lo, hi), (s, d)) in enumerate(ranges)]
-    text = "the authors' fit places " + _and(parts)
+    text = "the authors' fit places " + fmt.listed(parts)
     if not top:
         return text
     if top < ranges[0][0][0]:
         return text + f", above {sizes}, so they test the paper's first regime, not its transition"
-    if top < max(hi for (_, hi), _ in ranges):
-        return text + f", while {sizes} stop at {fmt.count(top)}"
-    return text + f", within {sizes}"
+    points = {(p["shallow"], p["deep"]): p["points"] for p in r["pairs"]}
+    notes = []
+    for (lo, hi), (s, d) in ranges:
+        inside = [x for x in points.get((s, d), []) if lo <= x["target_budget"] <= hi]
+        if not inside:
+            if lo > top:
+                notes.append(f"{s} vs {d}'s range lies above {sizes}")
+            continue
+        at = pv._sizes([x["target_budget"] for x in inside])
+        worse = [x for x in inside if x["verdict"] == pairs.WORSE]
+        better = [x for x in inside if x["verdict"] == pairs.BETTER]
+        said = (("worse at both" if len(inside) == 2 else "worse at each" if len(inside) > 2 else "worse")
+                if len(worse) == len(inside) else
+                f"better at {pv._sizes([x['target_budget'] for x in better])}" if better else
+                f"worse at {pv._sizes([x['target_budget'] for x in worse])} and not resolved elsewhere" if worse else
+                "not resolved")
+        note = (f"inside {s} vs {d}'s range {sizes} {'are' if len(inside) > 1 else 'is'} {at}, where the deeper "
+                f"network is {said}")
+        last_worse = max((x["target_budget"] for x in worse), default=None)
+        if last_worse is not None and not better:
+            note += (f", so a {s} vs {d} transition, if there is one, lies above {fmt.count(last_worse)}"
+                     + (f": between it and {fmt.count(hi)}, or beyond the range" if last_worse < hi else
+                        ", beyond the range"))
+        notes.append(note)
+    return text + ("; " + "; ".join(notes) if notes else f", within {sizes}")
+
+
+def intro_short() -> str:
+    """The introduction's Takeaway on the book's own training, in one sentence (its opening gives
+    the counts): whether any pair of the stored sweeps crosses by the declared rule."""
+    r = reading()
+    earlier = earlier_rows()
+    n = len(pv.crossing(r)) + sum(x["crosses by the rule"] == "yes" for x in earlier)
+    total = len(r["pairs"]) + len(earlier)
+    if not n:
+        return ("In none of the book's trained sweeps does a doubling pair cross by the declared rule, so the book "
+                "cannot confirm the transitions of the paper's Figure 2 at the sizes it trains; the experiments "
+                "chapter gives the evidence and its limits.")
+    return (f"In the book's trained sweeps {pv.of(n, total, 'doubling pair', 'crosses')} by the declared rule; the "
+            "experiments chapter gives the evidence and its limits.")
 
 
 def intro_sentence() -> str:
@@ -652,13 +701,75 @@ def intro_sentence() -> str:
     where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
     counts = (f"the deeper network is worse at {worse} of the {len(points)} (pair, size) points, "
               f"not resolved at {unresolved} and better at {'none' if not better else better}")
+    power, target = r["power"], r["rule"]["half_width_target"]
+    precision = (f"Its declared precision, a half-width of at most {target:g} nats, is reached at "
+                 f"{power['within']} of the {power['points']} points")
     k = pv.split_points(SWEEP)
     if k:
-        counts += f" ({pv.words(k)} of these points rest on seeds that split at their chosen rate)"
-    reach = fit_reach_clause(r)
+        precision += f", and {pv.words(k)} points rest on seeds that split at their chosen rate"
     return (head + f" In the sweep designed for that rule, {where} non-embedding parameters "
-            f"({'the only size' if len(r['budgets']) == 1 else 'the sizes'} trained in full), {counts}; {reach}.")
+            f"({'the only size' if len(r['budgets']) == 1 else 'the sizes'} trained in full), {counts}. "
+            f"{precision}.")
 
 
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+# ---------------------------------------------------------------------------------------------
+# The second design, declared before its runs: the same sweep with the output layer untied
+
+#: the second design of the doubling sweep (its rule file entry: ``applies_to``), read on its own
+UNTIED = "cpu-pairs-untied"
+
+
+def untied_reading() -> dict | None:
+    """The untied design read by the declared rule (:func:`dwlib.book.pairs_verdicts.read`), or
+    None while none of its runs is published."""
+    try:
+        return pv.read(UNTIED)
+    except InputError:  # not published yet
+        return None
+
+
+def _point_text(p: dict, x: dict) -> str:
+    """One (pair, size) point: '2 vs 4 at 100K: +0.050 nats, interval +0.030 to +0.070, the deeper
+    network worse'."""
+    said = {pairs.WORSE: "the deeper network worse", pairs.BETTER: "the deeper network better",
+            pairs.UNRESOLVED: "not resolved"}[x["verdict"]]
+    interval = (f", interval {x['low']:+.3f} to {x['high']:+.3f}" if x["half_width"] is not None else "")
+    return f"{p['shallow']} vs {p['deep']} at {fmt.count(x['target_budget'])}: {x['mean']:+.3f} nats{interval}, {said}"
+
+
+def untied_sentence(u: dict | None | bool = None) -> str:
+    """What the second design is, why the rule file added it, how the book reads it, and its
+    verdicts at the sizes it has complete, in a short paragraph; '' while nothing is published.
+    ``u``: a reading (default: :func:`untied_reading`), or False for none."""
+    u = untied_reading() if u is None else u
+    if not u:
+        return ""
+    planned = sorted(get_preset(UNTIED).budgets)
+    done = u["budgets"]
+    head = ("The rule file declares a second design, added before any of its runs: the same sweep with an output "
+            "layer of its own instead of one tied to the input embedding. Its reasons are the seed split above "
+            "and the vocabulary chapter's untied control, whose seeds lay close together. It is read by the same "
+            "rule on its own, never pooled with the tied design, and this chapter leads with it once it has "
+            f"all {pv.words(len(planned))} sizes.")
+    if not done:
+        return head + " None of its sizes has every seed of every depth."
+    points = sorted(((p, x) for p in u["pairs"] for x in p["points"]), key=lambda px: (px[1]["target_budget"],
+                                                                                      px[0]["shallow"]))
+    power, target = u["power"], u["rule"]["half_width_target"]
+    crossed = pv.crossing(u)
+    return (head + f" It has complete results at {pv.count_of(len(done), len(planned), 'size')} "
+            f"({pv._sizes(done)}). By the rule, " + "; ".join(_point_text(p, x) for p, x in points)
+            + f". The half-width is at most {target:g} nats at {power['within']} of these {power['points']} points"
+            + _untied_split()
+            + ("" if len(done) < 2 else
+               f"; {'no pair crosses' if not crossed else pv.of(len(crossed), len(u['pairs']), 'pair', 'crosses')}")
+            + ".")
+
+
+def _untied_split() -> str:
+    """Whether any shape of the untied design splits its seeds at its chosen rate, as a clause."""
+    split = [g for g in pv.seed_groups(UNTIED) if g["split"]]
+    if not split:
+        return ", and no shape's seeds split at its chosen rate"
+    return ", and the seeds split at " + fmt.listed([f"the {g['depth']}-layer network at {fmt.count(g['target_budget'])}"
+                                                     for g in split])

@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from dwlib import fmt
 from dwlib.book import figure2  # the experiments chapter's verdict, which the introduction states
 from dwlib.book.references import sources
 from dwlib.core.bounds import corollary2, corollary2_smallest_constant, depth_threshold, regime
@@ -71,6 +72,8 @@ def numbers() -> dict:
     by_name = models.set_index("name")
     bert, big = by_name.loc["BERT-large"], by_name.loc["PaLM-540B"]
     return {
+        "intro_experiments_short": figure2.intro_short(),  # the Takeaway's one sentence on it
+        "intro_fit": fmt.capitalised(figure2.fit_reach_clause()) + ".",  # where the authors' fit puts a transition
         "intro_experiments": figure2.intro_sentence(),  # what the book's trained sweeps show (experiments)
         "lth_bert_large": float(bert["threshold log3(d_x)"]),
         "width_bert_large": int(bert["width"]),

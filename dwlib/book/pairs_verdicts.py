@@ -80,7 +80,8 @@ RULE_SWEEP = "cpu-pairs"
 #: the name a reader meets for each stored sweep, in every chapter: what sets it apart (the
 #: earlier sweeps' run length, their single learning rate)
 NAMES = {"cpu-pairs": "the CPU doubling-pairs sweep", "cpu-fig2": "the one-million-token CPU sweep",
-         "mini": "the one-rate CPU grid", "gpu-slice": "the GPU pilot"}
+         "mini": "the one-rate CPU grid", "gpu-slice": "the GPU pilot",
+         "cpu-pairs-untied": "the untied doubling-pairs sweep"}
 #: the doubling pairs each earlier sweep trained (its depths, adjacent)
 EARLIER_PAIRS = {"mini": ((1, 2), (2, 4), (4, 8)), "cpu-fig2": ((1, 2), (2, 4)), "gpu-slice": ((6, 12), (12, 24))}
 
@@ -119,9 +120,6 @@ def of(n: int, total: int, noun: str, verb: str, verbs: str | None = None) -> st
         return f"all {total} {noun}s {verbs}"
     return f"{n} of the {total} {noun}s {verb if n == 1 else verbs}"
 
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,17 +223,17 @@ def regime_summary(reading: dict) -> str:
     no_better = [p for p in prs if p["verdict"]["no_better"]]
     parts = []
     if no_better:
-        who = "both pairs" if len(no_better) == 2 == len(prs) else _and([name[id(p)] for p in no_better])
+        who = "both pairs" if len(no_better) == 2 == len(prs) else fmt.listed([name[id(p)] for p in no_better])
         parts.append(f"By the rule, {who} {'are' if len(no_better) > 1 else 'is'} in its regime 1 (\"no better\") "
                      "wherever the interval is not entirely below zero, but that label joins two different findings")
     if worse:
-        parts.append(f"the deeper network is resolved worse in {_and(worse)}, where the paper's first regime "
+        parts.append(f"the deeper network is resolved worse in {fmt.listed(worse)}, where the paper's first regime "
                      "says the two \"perform comparably\"")
     if unresolved:
-        parts.append(f"{_and(unresolved)} {'is' if len(unresolved) == 1 else 'are'} not resolved, "
+        parts.append(f"{fmt.listed(unresolved)} {'is' if len(unresolved) == 1 else 'are'} not resolved, "
                      "which is neither agreement nor disagreement with the paper")
     if better:
-        parts.append(f"the deeper network is resolved better in {_and(better)}")
+        parts.append(f"the deeper network is resolved better in {fmt.listed(better)}")
     head, rest = (parts[0] + ": ", parts[1:]) if no_better else ("", parts)
     body = "; ".join(rest)
     text = head + body
@@ -283,12 +281,12 @@ def paper_form_sentence(reading: dict) -> str:
             other.append(f"{name} is resolved at a smaller size before its better ones")
     if flat:
         top = fmt.count(max(reading["budgets"] or [x["target_budget"] for p in prs for x in p["points"]]))
-        other.append(f"in {_and(flat)} the deeper network is not resolved better at {top}, the largest size read")
+        other.append(f"in {fmt.listed(flat)} the deeper network is not resolved better at {top}, the largest size read")
     n = len(found)
     head = ("By the paper's own form of the test (from some size on, the deeper network is resolved better at "
             "every larger size; before it, not resolved either way), ")
     if found:
-        head += f"{of(n, len(prs), 'pair', 'shows', 'show')} the transition: {_and(found)}"
+        head += f"{of(n, len(prs), 'pair', 'shows', 'show')} the transition: {fmt.listed(found)}"
     else:
         head += "no pair shows the transition"
     if other:
@@ -344,9 +342,6 @@ def _by_budget(reading: dict) -> list[tuple[float, list[tuple[dict, dict]]]]:
     return sorted(out.items())
 
 
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
 
 def seeds_sentence(all_seeds: dict, some: dict, seeds) -> str:
     """The verdicts on some seeds (those that did not choose the rates) against those on all:
@@ -385,16 +380,16 @@ def power_sentence(reading: dict, planned: int | None = None) -> str:
     ok = p["within"] >= share * p["points"]
     names = [[f"{pr['shallow']} vs {pr['deep']}" for _, pr in g] for _, g in groups]
     if len(groups) > 1 and all(n == names[0] for n in names):  # the pairs named once, then each size's values
-        halves = (f"for {_and(names[0])}: " + "; ".join(
-            _and([f"{x['half_width']:.3f}" for x, _ in g]) + f"{' nats' if i == 0 else ''} at {fmt.count(b)}"
+        halves = (f"for {fmt.listed(names[0])}: " + "; ".join(
+            fmt.listed([f"{x['half_width']:.3f}" for x, _ in g]) + f"{' nats' if i == 0 else ''} at {fmt.count(b)}"
             for i, (b, g) in enumerate(groups)))
     else:
-        halves = "; ".join(f"at {fmt.count(b)}, " + _and([f"{x['half_width']:.3f} nats for {pr['shallow']} vs {pr['deep']}"
+        halves = "; ".join(f"at {fmt.count(b)}, " + fmt.listed([f"{x['half_width']:.3f} nats for {pr['shallow']} vs {pr['deep']}"
                                                          for x, pr in g]) for b, g in groups)
     head = f"The half-width is at most {target} nats at {count_of(p['within'], p['points'], 'point')} ({halves})"
     if ok:
         return head + ", meeting the target."
-    text = (head + f", short of the target: a gap smaller than its point's half-width cannot be told from zero, "
+    text = (head + ", short of the target: a gap smaller than its point's half-width cannot be told from zero, "
             "so these runs cannot resolve differences that small.")
     missed = p["points"] - p["within"]
     if planned and planned > p["points"] and planned - missed < share * planned:
@@ -417,7 +412,7 @@ def size_sentence(reading: dict, head_size: int) -> str:
             signs.add(rel > 0)
             items.append(f"{rel:+.1%} for {pr['shallow']} vs {pr['deep']}" if len(by) == 1 or not parts
                          else f"{rel:+.1%}")
-        parts.append(f"at {fmt.count(b)}, " + _and(items))
+        parts.append(f"at {fmt.count(b)}, " + fmt.listed(items))
     if not parts:
         return ""
     tail = (" The difference runs both ways, favouring the deeper network at some points and the shallower one "
@@ -438,7 +433,7 @@ def _losses(values: list[float]) -> str:
     """'4.034 and 4.085'; four or more as a range, '4.286 to 4.375'."""
     v = sorted(values)
     if len(v) <= 2:
-        return _and([f"{x:.3f}" for x in v])
+        return fmt.listed([f"{x:.3f}" for x in v])
     return f"{v[0]:.3f} to {v[-1]:.3f}"
 
 
@@ -515,22 +510,42 @@ def lone_seeds(sweep: str = RULE_SWEEP) -> list[dict]:
 
 
 def lone_seed_sentence(sweep: str = RULE_SWEEP) -> str:
-    """:func:`lone_seeds` in words, one sentence a seed and one on what the verdicts do with them;
-    empty when there is none."""
+    """:func:`lone_seeds` in words: what makes a seed lie apart, then each such seed with the
+    half-widths of its pairs with and without it, and what the verdicts do with them; empty when
+    there is none."""
+    seeds = lone_seeds(sweep)
+    if not seeds:
+        return ""
     out = []
-    for x in lone_seeds(sweep):
+    for x in seeds:
         lo, hi = x["others"]
-        text = (f"At {fmt.count(x['target_budget'])} one seed of the {x['depth']}-layer network, seed {x['seed']}, lies "
-                f"apart from the others at its chosen rate ({x['loss']:.3f} nats against {lo:.3f} to {hi:.3f})")
+        text = (f"at {fmt.count(x['target_budget'])} seed {x['seed']} of the {x['depth']}-layer network "
+                f"({x['loss']:.3f} nats against {lo:.3f} to {hi:.3f}")
         if x["pairs"]:
-            text += ("; the half-width there is " + _and([f"{a['half_width']:.3f} nats for {a['pair']} "
-                                                           f"({a['without']:.3f} without it)" for a in x["pairs"]]))
-        out.append(text + ".")
-    return " ".join(out + ["The verdicts keep such seeds, as the rule keeps every seed."]) if out else ""
+            text += ("; half-width with and without it " + ", ".join(
+                f"{a['half_width']:.3f} and {a['without']:.3f} nats for {a['pair']}" for a in x["pairs"]))
+        out.append(text + ")")
+    one = len(seeds) == 1
+    return (f"{fmt.capitalised(words(len(seeds)))} seed{'s' * (not one)} lie{'s' * one} apart from the others of "
+            f"{'its' if one else 'their'} shape at its chosen rate: " + "; ".join(out)
+            + f". The verdicts keep {'it' if one else 'them'}, as the rule keeps every seed.")
 
 
 def _split_pairs(g: dict, sweep: str) -> list[str]:
     return [f"{s} vs {d}" for s, d in pairs.rule(sweep)["pairs"] if g["depth"] in (s, d)]
+
+
+def spread_terms(sweep: str = RULE_SWEEP) -> str:
+    """What the book calls a split shape (:func:`seed_groups`) and a seed that lies apart
+    (:func:`lone_seeds`), in two clauses: descriptions of the spread, neither an exclusion; '' when
+    the sweep has neither."""
+    if not any(g["split"] for g in seed_groups(sweep)) and not lone_seeds(sweep):
+        return ""
+    target = pairs.rule(sweep)["half_width_target"]
+    return ("Two descriptions of the spread of seeds follow, neither of them an exclusion. A shape's seeds *split* "
+            "at its chosen rate when the seeds that chose the rate and the others do not overlap there and the two "
+            f"groups lie more than the rule's precision target ({target:g} nats) apart; a single seed *lies apart* "
+            "when it is farther from every other seed of its shape than both their spread and that target.")
 
 
 def split_sentence(sweep: str = RULE_SWEEP) -> str:
@@ -545,7 +560,7 @@ def split_sentence(sweep: str = RULE_SWEEP) -> str:
         out = []
         for g in groups:
             mine, rest = sorted(g["select"]), sorted(g["others"])
-            seeds = _and([str(s) for s in mine])
+            seeds = fmt.listed([str(s) for s in mine])
             text = (f"At {fmt.count(g['target_budget'])} the {g['depth']}-layer network's {words(len(mine) + len(rest))} "
                     f"seeds split at its chosen rate, {_rate(g['lr'])}: seeds {seeds}, which chose it, lie "
                     f"{abs(g['mean_split']):.2f} nats from seeds {rest[0]} to {rest[-1]} on average")
@@ -553,7 +568,7 @@ def split_sentence(sweep: str = RULE_SWEEP) -> str:
                 text += (f" (at {_rate(g['better_elsewhere'][0])} they beat every one of seeds {rest[0]} to "
                          f"{rest[-1]} at {_rate(g['lr'])})")
             out.append(text + ".")
-        readings = [f"{_and(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
+        readings = [f"{fmt.listed(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
         rest = sorted(groups[0]["others"])
         return (" ".join(out) + " The table above gives every seed's loss. At such rates the size of the gaps of "
                 f"{' and of '.join(readings)}, on all seeds or on seeds {rest[0]} to {rest[-1]} alone, is no measure "
@@ -564,17 +579,17 @@ def split_sentence(sweep: str = RULE_SWEEP) -> str:
         n = len(mine) + len(rest)
         text = (f"At {fmt.count(g['target_budget'])} the {g['depth']}-layer network's {words(n)} seeds split in two at "
                 f"its chosen rate of {_rate(g['lr'])}: held-out losses of {_losses(list(g['select'].values()))} for "
-                f"seeds {_and([str(s) for s in mine])}, which chose that rate, against "
+                f"seeds {fmt.listed([str(s) for s in mine])}, which chose that rate, against "
                 f"{_losses(list(g['others'].values()))} for seeds {rest[0]} to {rest[-1]}, "
                 f"{abs(g['mean_split']):.2f} nats apart on average.")
         if g["better_elsewhere"]:
             lr = g["better_elsewhere"][0]
-            text += (f" At {_rate(lr)}, seeds {_and([str(s) for s in mine])} reach "
+            text += (f" At {_rate(lr)}, seeds {fmt.listed([str(s) for s in mine])} reach "
                      f"{_losses(list(g['elsewhere'][lr].values()))}, lower than every one of seeds {rest[0]} to "
                      f"{rest[-1]} at the chosen rate: the chosen rate is probably one at which this shape's runs vary widely, "
                      f"and seeds {rest[0]} to {rest[-1]} would likely do better at {_rate(lr)}.")
         names = _split_pairs(g, sweep)
-        text += (f" The size of the gap{'s' * (len(names) > 1)} of {_and(names)} at {fmt.count(g['target_budget'])}, on all {words(n)} seeds or "
+        text += (f" The size of the gap{'s' * (len(names) > 1)} of {fmt.listed(names)} at {fmt.count(g['target_budget'])}, on all {words(n)} seeds or "
                  f"on seeds {rest[0]} to {rest[-1]} alone, can therefore not be taken as an effect of depth.")
         out.append(text)
     return " ".join(out)
@@ -596,8 +611,8 @@ def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
         return ""
     by_key = {run["key"]: run for run in _retrained_runs(sweep)}
     key = {(r["depth"], r["target_budget"], r["seed"]): r["key"] for r in records}
-    head = (f"At {_and([fmt.count(g['target_budget']) for g in mixed])} the rate-choosing seeds were trained with an "
-            "earlier version of the code than the other seeds.")
+    head = (f"At {fmt.listed([fmt.count(g['target_budget']) for g in mixed])} the rate-choosing seeds were trained at an "
+            "earlier commit of the code than the other seeds.")
     out, settled, moved = [], [], 0.0
     for g in mixed:
         mine, rest = sorted(g["select"]), sorted(g["others"])
@@ -605,36 +620,36 @@ def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
         chose = [by_key.get(key[(g["depth"], g["target_budget"], s)]) for s in mine]
         where = f"the {g['depth']}-layer network at {fmt.count(g['target_budget'])}"
         if not all(again):
-            out.append(f"Seeds {rest[0]} to {rest[-1]} of {where} have not been trained again with the later code.")
+            out.append(f"Seeds {rest[0]} to {rest[-1]} of {where} have not been retrained at the later commit.")
             continue
         live = [x["eval_loss_live"] for x in again]
         runs = again + [x for x in chose if x]
         moved = max(moved, *(abs(x["eval_loss_live"] - x["eval_loss_stored"]) for x in runs))
-        seeds = _and([str(s) for s in mine])
+        seeds = fmt.listed([str(s) for s in mine])
         if all(chose):
             mine_live = [x["eval_loss_live"] for x in chose]
             side = _side(live, mine_live)
             # a run retrained on another kind of machine than the others (the parity check's GPU) is named
             kinds = {x["device"]["backend"] for x in again}
             elsewhere = sorted({x["device"]["backend"] for x in chose} - kinds)
-            on = f" (on a {elsewhere[0].upper()}, the others on a {_and(sorted(kinds)).upper()})" if elsewhere else ""
-            out.append(f"Trained again with the later code, seeds {seeds} of {where} reach {_losses(mine_live)} nats"
+            on = f" (on a {elsewhere[0].upper()}, the others on a {fmt.listed(sorted(kinds)).upper()})" if elsewhere else ""
+            out.append(f"Retrained at the later commit, seeds {seeds} of {where} reach {_losses(mine_live)} nats"
                        f"{on} and seeds {rest[0]} to {rest[-1]} {_losses(live)}, {side} them.")
             settled.append(side != "among")
         else:
             select = list(g["select"].values())
             side = _side(live, select)
-            out.append(f"Trained again with the later code, seeds {rest[0]} to {rest[-1]} of {where} reach "
+            out.append(f"Retrained at the later commit, seeds {rest[0]} to {rest[-1]} of {where} reach "
                        f"{_losses(live)} nats, {side} the stored {_losses(select)} of seeds {seeds}, which have not "
-                       "been trained again.")
+                       "been retrained.")
             settled.append(False)
     text = head + " " + " ".join(out)
     if settled and all(settled) and len(settled) == len(mixed):
-        text += " Under one version of the code the seeds split as before: the split is not a change of code."
+        text += " At one commit the seeds split as before: the split is not a change of code."
     if moved >= 0.01:
         split_keys = {key[(g["depth"], g["target_budget"], sd)] for g in mixed for sd in [*g["select"], *g["others"]]}
         rest_moved = [abs(x["eval_loss_live"] - x["eval_loss_stored"]) for x in by_key.values() if x["key"] not in split_keys]
-        text += (f" Retrained, a run of these seeds moves by up to {moved:.3f} nats"
+        text += (f" Retrained, a run of these {'shape' if len(mixed) == 1 else words(len(mixed)) + ' shapes'} moves by up to {moved:.3f} nats"
                  + (f", while the {words(len(rest_moved))} other runs retrained move by at most {max(rest_moved):.4f}"
                     if rest_moved else "")
                  + ": the chosen rate is unstable for these shapes.")
@@ -671,7 +686,7 @@ def split_caveat(sweep: str = RULE_SWEEP) -> str:
     for g in groups:
         names = _split_pairs(g, sweep)
         parts.append(f"the {g['depth']}-layer network's seeds split by {abs(g['mean_split']):.2f} nats at its chosen "
-                     f"rate, so the size of the gap{'s' * (len(names) > 1)} of {_and(names)} at "
+                     f"rate, so the size of the gap{'s' * (len(names) > 1)} of {fmt.listed(names)} at "
                      f"{fmt.count(g['target_budget'])} is no measure of depth")
     return "; ".join(parts)
 
@@ -687,7 +702,7 @@ def split_pointer(sweep: str = RULE_SWEEP) -> str:
     groups = [g for g in seed_groups(sweep) if g["split"]]
     if not groups:
         return ""
-    points = [f"{_and(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
+    points = [f"{fmt.listed(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
     n = sum(len(_split_pairs(g, sweep)) for g in groups)
     one = n == 1
     return (f"{words(n)} of {NAMES[sweep]}'s points ({'; '.join(points)}) rest{'s' * one} on seeds that split at their chosen "
@@ -725,7 +740,7 @@ def gpu_pilot_sentence(name: str = GPU_PILOT) -> str:
     g = gpu_pilot_readings(name)
     label = NAMES[name]
     if not g["dropped"]:
-        return (f"{_cap(label)} predates the declared rule; read after the fact by its criteria, every budget it "
+        return (f"{fmt.capitalised(label)} predates the declared rule; read after the fact by its criteria, every budget it "
                 "trained counts, and its losses fall with size at each.")
     records = stored_results(name)
     dropped = _sizes(g["dropped"])
@@ -743,7 +758,7 @@ def gpu_pilot_sentence(name: str = GPU_PILOT) -> str:
         back = (f"; with it, {'the single seed' if all(y['n'] == 1 for y in after) else 'the seeds'} at "
                 f"{_sizes([y['target_budget'] for y in after])} put{'s' if all(y['n'] == 1 for y in after) else ''} "
                 f"the {p['deep']}-layer network behind again "
-                f"({_and([format(y['mean'], '+.3f') + ' nats' for y in after])})" if after and all(y["mean"] > 0 for y in after)
+                f"({fmt.listed([format(y['mean'], '+.3f') + ' nats' for y in after])})" if after and all(y["mean"] > 0 for y in after)
                 else "")
         parts.append(
             f"without {dropped}, the rule would read a {p['shallow']} vs {p['deep']} crossing between "
@@ -754,12 +769,12 @@ def gpu_pilot_sentence(name: str = GPU_PILOT) -> str:
     rise = [r for r in _rising(records, g["dropped"]) if r["rises"]]
     why = ("every depth's loss rises" if rise and len(rise) == len({r['depth'] for r in records})
            else "a depth's loss rises" if rise else "a depth's loss stops falling")
-    head = (f"{_cap(label)} predates the declared rule and was not designed for it. Read after the fact by the "
+    head = (f"{fmt.capitalised(label)} predates the declared rule and was not designed for it. Read after the fact by the "
             f"rule's criteria, which exclude nothing, it counts every budget it trained, {dropped} included, "
             f"although there {why} with size.")
     if not parts:
         return head + f" Leaving {dropped} out would change no verdict."
-    return (head + " " + " ".join(_cap(x) + "." for x in parts)
+    return (head + " " + " ".join(fmt.capitalised(x) + "." for x in parts)
             + f" Either way, {label} does not decide whether the pair crosses.")
 
 
@@ -785,19 +800,3 @@ def train_split_tokens(records: list[dict]) -> int:
     vocabulary)."""
     cfg = records[0]["config"]
     return len(load_corpus(cfg["corpus"], cfg["vocab_size"], verbose=False).train)
-
-
-def gpu_pilot_qualifier(name: str = GPU_PILOT) -> str:
-    """The short form of :func:`gpu_pilot_sentence` for a sentence that counts crossings: '' when
-    leaving out the pilot's rising budgets would add no crossing."""
-    g = gpu_pilot_readings(name)
-    extra = [p for p in crossing(g["without"]) if (p["shallow"], p["deep"]) not in
-             {(q["shallow"], q["deep"]) for q in crossing(g["with"])}]
-    if not extra:
-        return ""
-    p = extra[0]
-    lo, hi = p["verdict"]["transition"]["between"]
-    x = next(x for x in p["points"] if x["target_budget"] == hi)
-    return (f"only with {NAMES[name]}'s {_sizes(g['dropped'])} budget left out would its {p['shallow']} vs {p['deep']} "
-            f"cross, between {fmt.count(lo)} and {fmt.count(hi)}, on {words(x['n'])} seeds and a "
-            f"{abs(x['mean']):.3f}-nat gap")

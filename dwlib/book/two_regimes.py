@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from dwlib import fmt
 from dwlib.book.intro import how_many
 from dwlib.book.references import sources
 from dwlib.core import bounds
@@ -82,14 +83,18 @@ def numbers() -> dict:
         "tr_n_models": len(placed),
         "tr_n_above": int((placed["regime"] == "depth-inefficient").sum()),
         # the start of a sentence: 'All 15 published models placed here have their'
-        "tr_above_models": _cap(how_many(int((placed["regime"] == "depth-inefficient").sum()), len(placed),
+        "tr_above_models": fmt.capitalised(how_many(int((placed["regime"] == "depth-inefficient").sum()), len(placed),
                                          "published models placed here", "has its", "have their", these=False)),
         "tr_max_th": float(placed["threshold log3 d_x"].max()),
+        # the Takeaway's reading of the placement (the chapter's text gives the count)
+        "tr_takeaway_models": (
+            "For every published model placed here, then, the bounds say depth and width trade evenly: depth's "
+            "double-exponential advantage belongs to layers below the threshold, which none of them is."
+            if (placed["regime"] == "depth-inefficient").all() else
+            "For most published models placed here the bounds say depth and width trade evenly; depth's "
+            "double-exponential advantage belongs to layers below the threshold."),
     }
 
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 def one_layer_numbers(depth: int = ABOVE[-1]) -> dict:

@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 
 from dwlib import fmt
+from dwlib.book import pairs_verdicts as pv
 from dwlib.errors import InputError, require
 from dwlib.experiments import pairs, vocab_sweep
 from dwlib.experiments import vocab_trained as vt
 from dwlib.experiments.presets import get_preset
 from dwlib.experiments.records import stored_results
-from dwlib.experiments.transition import reported
+from dwlib.experiments.transition import finished, paired_gaps, reported
 from dwlib.viz import vocab as charts
 
 #: T5-11B's shape (Raffel et al., 2020): model width, attention heads and each head's dimension
@@ -156,8 +157,8 @@ def claims(data: dict | None = None) -> list[dict]:
          "agreement": "agrees" if flat and rises else "differs"},
         {"claim": "with a small embedding rank only depth still adds expressivity", "chapter": "vocabulary",
          "paper": f"depth gains an added advantage (abstract) {src}",
-         "book": f"at r = 1 the rank is {n['vb_r1_ranks']} at depths 1 to {n['vb_r1_top_L']}, (3^L + 1)/2 exactly, "
-                 f"at every width; at r = 2: {n['vb_r2_ranks']}",
+         "book": f"at embedding rank 1 the rank is {n['vb_r1_ranks']} at depths 1 to {n['vb_r1_top_L']}, $(3^L + 1)/2$ exactly, "
+                 f"at every width; at rank 2: {n['vb_r2_ranks']}",
          "agreement": "agrees" if grows and flat else "differs"},
         {"claim": "the optimal depth-to-width ratio is about 10x larger over images than over language",
          "chapter": "vocabulary", "paper": f"the abstract {src}",
@@ -230,12 +231,8 @@ def _spread(seeds) -> str:
     seeds = sorted(seeds)
     if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
         return f"{seeds[0]} to {seeds[-1]}"
-    return _and(str(s) for s in seeds)
+    return fmt.listed(str(s) for s in seeds)
 
-
-def _and(items) -> str:
-    items = list(items)
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def trained_reading(records_by_rank: dict | None = None) -> dict:
@@ -274,10 +271,10 @@ def trained_verdict_sentence(verdict: str, rule: dict, half: float) -> str:
     primary = rule["primary_rank"]
     said = rule["verdicts"][verdict]
     if verdict == vt.SUPPORTED:
-        return (f"The prediction is supported: {said}. At rank {primary} the deeper network of the pair gains "
+        return (f"By the declared rule the prediction is supported: {said}. At rank {primary} the deeper network of the pair gains "
                 "more against the shallower and wider one than at full rank.")
     if verdict == vt.AGAINST:
-        return (f"The prediction is contradicted: {said}. At rank {primary} the deeper network of the pair "
+        return (f"By the declared rule the prediction is contradicted: {said}. At rank {primary} the deeper network of the pair "
                 "gains less against the shallower and wider one than at full rank.")
     return (f"The comparison leaves the prediction undecided: {said}. This design resolves no effect of the "
             f"embedding rank on the pair's gap larger than {half:.3f} nats, not that there is none.")
@@ -298,14 +295,14 @@ def trained_numbers(reading: dict | None = None) -> dict:
            "vt_primary_r": rule["primary_rank"], "vt_half": f"{half:.3f}", "vt_level": f"{level:.0%}",
            "vt_seeds": d["interval"]["n"], "vt_seed_list": _spread(t["seeds"]),
            "vt_tokens": f"{t['tokens']:,}", "vt_budget": fmt.count(rule["target_budget"]),
-           "vt_depths": _and(str(s["depth"]) for s in t["shapes"]),
-           "vt_widths": _and(str(s["width"]) for s in t["shapes"]),
-           "vt_sizes": _and(f"{s['size']:,}" for s in t["shapes"])}
+           "vt_depths": fmt.listed(str(s["depth"]) for s in t["shapes"]),
+           "vt_widths": fmt.listed(str(s["width"]) for s in t["shapes"]),
+           "vt_sizes": fmt.listed(f"{s['size']:,}" for s in t["shapes"])}
     for label in (str(r) for r in rule["ranks"]):
         g = every["ranks"][label]
         out[f"vt_gap_{label}"] = _interval_text(g["interval"], level)
         out[f"vt_side_{label}"] = g["verdict"]
-        out[f"vt_rates_{label}"] = _and(f"{fmt.value(s['lr'])} ({s['depth']} layers)" for s in g["shapes"])
+        out[f"vt_rates_{label}"] = fmt.listed(f"{fmt.value(s['lr'])} ({s['depth']} layers)" for s in g["shapes"])
     for label in (str(r) for r in rule["small_ranks"]):
         x = every["differences"][label]
         out[f"vt_diff_{label}"] = _interval_text(x["interval"], level)
@@ -321,6 +318,7 @@ def trained_numbers(reading: dict | None = None) -> dict:
                             f"{deep}-layer one {fmt.value(b)}; at full rank, {fmt.value(c)} and {fmt.value(e)}: the "
                             "difference carries the choice of rates as well as the rank.")
     out["vt_takeaway"] = trained_takeaway(t)
+    out["vt_pair_short"] = TRAINED_SHORT[verdict]
     out |= {"vt_later_seeds": _spread(t["later_seeds"]), "vt_later_n": late["interval"]["n"],
             "vt_later_diff": _interval_text(late["interval"], level), "vt_later_verdict": rest["verdict"],
             "vt_later_same": "the same verdict" if rest["verdict"] == verdict else "a different verdict",
@@ -333,8 +331,8 @@ DOUBLING_SWEEP = "cpu-pairs"
 
 
 def _chosen(records: list[dict]) -> list[dict]:
-    return [r for r in records if r.get("chosen") and r["status"] == "completed" and r.get("eval_loss") is not None
-            and math.isfinite(r["eval_loss"])]
+    """The runs a comparison reads (:func:`dwlib.experiments.transition.reported`) that finished."""
+    return [r for r in reported(records) if finished(r)]
 
 
 def tied_comparison(full: list[dict] | None = None, doubling: list[dict] | None = None) -> dict | None:
@@ -374,16 +372,20 @@ def tied_comparison(full: list[dict] | None = None, doubling: list[dict] | None 
     common = sorted(set(out["shapes"][shallow]["seeds"]) & set(out["shapes"][deep]["seeds"]))
 
     def gaps(rs):
-        loss = {(r["depth"], r["seed"]): r["eval_loss"] for r in rs}
-        return {s: loss[(deep, s)] - loss[(shallow, s)] for s in common}
+        (row,) = [x for x in paired_gaps(rs, shallow, deep) if x["target_budget"] == budget]
+        return {s: g for s, g in row["gaps"].items() if s in common}
     untied, tied = gaps(full), gaps(doubling)
+    # whether the doubling sweep's deeper shape splits its seeds there, as the experiments chapter
+    # defines a split (:func:`dwlib.book.pairs_verdicts.seed_groups`)
+    split = any(g["split"] for g in pv.seed_groups(DOUBLING_SWEEP)
+                if g["target_budget"] == budget and g["depth"] == deep)
     commits = {L: ({r.get("git_commit") for r in full if r["depth"] == L},
                    {r.get("git_commit") for r in doubling if r["depth"] == L}) for L in depths}
     out |= {"gap_untied": float(np.mean(list(untied.values()))), "gap_tied": float(np.mean(list(tied.values()))),
             "untied_interval": pairs.interval(untied.values(), rule["level"]),
             "change": pairs.interval([tied[s] - untied[s] for s in common], rule["level"]),
             "same_code": all(a == b for a, b in commits.values()),
-            "same_design": bool(same), "seeds": common, "shallow": shallow, "deep": deep}
+            "same_design": bool(same), "seeds": common, "shallow": shallow, "deep": deep, "tied_split": split}
     return out
 
 
@@ -403,7 +405,8 @@ def tied_sentence(t=STORED) -> str:
     iv, ch = t["untied_interval"], t["change"]
     level = f"{vt.rule()['level']:.0%}"
     side = "still resolved worse" if iv["low"] > 0 else "resolved better" if iv["high"] < 0 else "not resolved"
-    split = dp["tied_range"] > 10 * dp["untied_range"]
+    # the split came with the tying when the untied seeds lie within the rule's precision target
+    split = t["tied_split"] and dp["untied_range"] <= pairs.rule(DOUBLING_SWEEP)["half_width_target"]
     return (f"The full-rank pair is the experiments chapter's {t['shallow']} vs {t['deep']} pair at "
             f"{fmt.count(t['budget'])}, with {alike}, but with an output layer of its own where the doubling sweep "
             "ties it to the input embedding (a vocabulary-by-width matrix outside the non-embedding size, so the "
@@ -443,6 +446,12 @@ def trained_margin(iv: dict, verdict: str) -> str:
         return ""
     return (f"The interval's end nearest zero lies {near:.3f} nats from it, so the verdict rests on a narrow "
             "margin.")
+
+
+#: the trained pair's verdict in the few words of the chapter's takeaway (its lead says it in full)
+TRAINED_SHORT = {vt.SUPPORTED: "shows that advantage in held-out loss",
+                 vt.AGAINST: "does not show it in held-out loss",
+                 vt.UNDECIDED: "neither shows it nor rules it out"}
 
 
 def trained_takeaway(reading: dict | None = None) -> str:
@@ -521,7 +530,7 @@ def trained_claim(reading: dict | None = None) -> dict:
     return {"claim": "a small embedding rank gives the deeper network of a trained pair an added advantage",
             "chapter": "vocabulary", "paper": f"depth gains an added advantage (abstract), read for trained "
                                               f"networks {src}",
-            "book": f"{n['vt_depths']} layers at {n['vt_budget']}: gap at r = {n['vt_primary_r']} minus gap at full "
+            "book": f"{n['vt_depths']} layers at {n['vt_budget']}: gap at embedding rank {n['vt_primary_r']} minus gap at full "
                     f"rank {n['vt_diff_' + str(n['vt_primary_r'])]}, over {n['vt_seeds']} seeds: {verdict}"
                     + _claim_caveats(t, n),
             "agreement": TRAINED_CLAIM_VERDICTS[verdict]}

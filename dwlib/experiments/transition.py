@@ -32,7 +32,7 @@ from dwlib.errors import require
 GRID_POINTS = 400  # log-spaced budgets on which the gap is evaluated
 
 
-def _finished(r: dict) -> bool:
+def finished(r: dict) -> bool:
     """A run that completed with a finite final eval loss."""
     return r["status"] == "completed" and r["eval_loss"] is not None and math.isfinite(r["eval_loss"])
 
@@ -57,7 +57,7 @@ def loss_table(records: list[dict]) -> list[dict]:
     for r in reported(records):
         key = (r["depth"], r["width"])
         budgets[key] = r["budget"]
-        if _finished(r):
+        if finished(r):
             groups[key].append((r["seed"], r["eval_loss"]))
         else:
             diverged[key] += 1
@@ -135,7 +135,7 @@ def paired_gaps(records: list[dict], shallow: int, deep: int) -> list[dict]:
     :func:`transition` interpolates in the actual budget instead).
     """
     records = reported(records)
-    loss = {(r["depth"], r["target_budget"], r["seed"]): r["eval_loss"] for r in records if _finished(r)}
+    loss = {(r["depth"], r["target_budget"], r["seed"]): r["eval_loss"] for r in records if finished(r)}
     actual = {(r["depth"], r["target_budget"]): r["budget"] for r in records}
     rows = []
     for n in sorted({b for L, b, _ in loss if L == shallow} & {b for L, b, _ in loss if L == deep}):
@@ -302,7 +302,7 @@ def learning_rate_check(records: list[dict], shallow: int, deep: int, reference_
     require(shallow < deep, f"shallow depth must be below deep depth, got {shallow} and {deep}")
     losses = defaultdict(lambda: defaultdict(list))
     for r in records:
-        if r["depth"] in (shallow, deep) and _finished(r):
+        if r["depth"] in (shallow, deep) and finished(r):
             losses[r["depth"]][r["config"]["lr"]].append(r["eval_loss"])
     for depth in (shallow, deep):
         require(reference_lr in losses[depth], f"depth {depth} has no completed run at learning rate {reference_lr:g}")

@@ -60,7 +60,7 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     widths = np.geomspace(lo, hi, 120)
     curve = pd.DataFrame({"width": widths, "threshold": depth_threshold(widths),
                           "floor": depth_range[0], "ceiling": depth_range[1]})
-    x = alt.X("width:Q", scale=alt.Scale(type="log", domain=list(width_range)), title="width d_x",
+    x = alt.X("width:Q", scale=alt.Scale(type="log", domain=list(width_range)), title="width",
               axis=alt.Axis(values=width_ticks(lo, hi), format=",", labelOverlap="greedy"))
     yscale = alt.Scale(type="log", domain=list(depth_range))
     base = alt.Chart(curve).encode(x=x)
@@ -191,9 +191,9 @@ def bounds_chart(widths=(64, 256, 1024, 4096), heads=8, depth_range=(1.0, 24.0),
                                  "log3_sep": round(float(val), 6), "theorem": f"Theorem {th}"})
     df = pd.DataFrame(rows)
     # Legends below the plot: the chart keeps its plot width when narrowed to a phone's column.
-    color = alt.Color("width:N", sort=[f"{w:,}" for w in widths], title="width d_x",
+    color = alt.Color("width:N", sort=[f"{w:,}" for w in widths], title="width",
                       legend=alt.Legend(orient="bottom", columns=2))
-    y = alt.Y("log3_sep:Q", scale=alt.Scale(type="log"), title="log3 sep (bounds)")
+    y = alt.Y("log3_sep:Q", scale=alt.Scale(type="log"), title="log₃ of the separation rank (bounds)")
     x = alt.X("depth:Q", title="depth L (layers)", scale=alt.Scale(domain=list(depth_range)))
     lines = alt.Chart(df).mark_line().encode(
         x=x, y=y, color=color,
@@ -279,7 +279,7 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
           .transform_filter("datum.t2_upper > 0")
           .transform_calculate(t2_lower_shown="max(datum.t2_lower, 0.1)"))
     band1 = t1.mark_area(opacity=0.25, color="#1f77b4").encode(
-        **band(x, alt.Y("t1_lower:Q", scale=y, title="log3 sep (bounds)"), "t1_upper:Q"))
+        **band(x, alt.Y("t1_lower:Q", scale=y, title="log₃ of the separation rank (bounds)"), "t1_upper:Q"))
     lo1 = t1.mark_line(color="#1f77b4").encode(x=x, y=alt.Y("t1_lower:Q", scale=y))
     up1 = t1.mark_line(color="#1f77b4", strokeDash=[5, 3]).encode(x=x, y=alt.Y("t1_upper:Q", scale=y))
     band2 = t2.mark_area(opacity=0.2, color="#d62728").encode(
@@ -299,15 +299,16 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
         cor1=vega_corollary1_expression(eL["t1_lower"]),
     ).transform_calculate(  # short lines: the panel stays inside a plot narrowed to a phone
         line0="!datum.ok ? 'heads must be below the width' : 'width ' + format(datum.w, ',.0f')"
-              " + ', ' + heads + ' heads'",
+              " + ', ' + heads + (heads == 1 ? ' head' : ' heads')",
         line1="!datum.ok ? '' : 'threshold ' + format(datum.th, '.2f') + ' layers'",
         line2="!datum.ok ? '' : 'depth ' + depth + ': ' + datum.regime",
         # 4 significant digits written in full (70,800, not 7.08e+4), as dwlib.fmt.value does
-        line3="!datum.ok ? '' : 'log3 sep between ' + format(datum.lower, ',.4~r') + ' and ' + format(datum.upper, ',.4~r')",
+        line3="!datum.ok ? '' : 'log₃ separation rank: ' + format(datum.lower, ',.4~r') + ' to ' + format(datum.upper, ',.4~r')",
         line4="!datum.ok ? '' : (depth >= datum.th ? 'Corollary 1 needs a depth below the threshold' : "
               "(shallow_depth >= depth ? 'Corollary 1: pick a shallow depth below the depth' : "
               "(datum.lower <= 0 ? 'Corollary 1: deep lower bound not positive' : "
-              "'Corollary 1: depth ' + shallow_depth + ' needs a width of about 10^' + format(datum.cor1, '.2f'))))",
+              "'Corollary 1: depth ' + shallow_depth + ' needs width ' + format(pow(10, datum.cor1 - floor(datum.cor1)), "
+              "'.1f') + ' × 10^' + floor(datum.cor1))))",
     )
     # the rules run from under the text panel to the bottom: no line crosses the text
     span = {"y": alt.value(TEXT_BOTTOM), "y2": alt.value(HEIGHT)}
@@ -372,8 +373,9 @@ def threshold_panel_chart(width: int = 1024, depth: int = 6, lines_width: int = 
                        "'at the threshold (neither theorem)' : "
                        f"{L.name} < datum.th ? 'depth-efficient (Theorem 1, eq. 7)' : "
                        "'depth-inefficient (Theorem 2, eq. 8)')",
-                 line3="'the network sums over C = (3^L - 1)/2 = ' + format(datum.C, ',.0f')",
-                 line4="'position indices (eq. 4)'"))
+                 line3="'the network sums over ' + format(datum.C, ',.0f') + (datum.C == 1 ? ' position index' : "
+                       "' position indices')",
+                 line4="'(3 to the power L, minus 1, halved: eq. 4)'"))
     texts = [lines.mark_text(align="left", baseline="top", fontSize=12, fontWeight=w,
                              limit=alt.expr("width - 4"))
              .encode(x=alt.value(0), y=alt.value(4 + 20 * i), text=f"{name}:N")

@@ -15,6 +15,7 @@ import ipywidgets
 import numpy as np
 import pandas as pd
 
+from dwlib import fmt
 from dwlib.core.collapse import VARIANTS, collapse_curves
 from dwlib.errors import require
 from dwlib.viz.render import slider
@@ -34,14 +35,15 @@ def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
     shown = alt.Chart(df).transform_filter(
         f"datum.width == pow(2, {lw.name}) && datum.heads == pow(2, {lh.name})")
     x = alt.X("layer:Q", title="layer l", scale=alt.Scale(domain=[0, int(df["layer"].max())]))
-    y = alt.Y("residual:Q", title="||X - 1 x^T|| / ||X||", scale=alt.Scale(type="log", domain=[floor, 2]),
+    y = alt.Y("residual:Q", title="distance from rank one (relative)", scale=alt.Scale(type="log", domain=[floor, 2]),
               axis=alt.Axis(format=".0e"))
     color = alt.Color("variant:N", sort=list(VARIANTS), title=None, legend=alt.Legend(orient="bottom", columns=2))
     lines = shown.mark_line(point=True).encode(
         x=x, y=y, color=color,
         tooltip=["variant:N", "layer:Q", alt.Tooltip("residual:Q", format=".2e"), "width:Q", "heads:Q"])
     label = (alt.Chart(pd.DataFrame({"i": [0]}))
-             .transform_calculate(text=f"'width ' + pow(2, {lw.name}) + ',  ' + pow(2, {lh.name}) + ' heads'")
+             .transform_calculate(text=f"'width ' + pow(2, {lw.name}) + ', ' + pow(2, {lh.name})"
+                                  f" + (pow(2, {lh.name}) == 1 ? ' head' : ' heads')")
              .mark_text(align="right", x=alt.expr("width - 4"), y=alt.expr("height / 2"), fontSize=13,
                         fontWeight="bold")
              .encode(text="text:N"))
@@ -55,21 +57,22 @@ def collapse_explorer(depth: int = 12, width: int = 64, heads: int = 4) -> ipywi
 
     def render(depth: int, width: int, heads: int) -> str:
         if width % heads:
-            return f"<p>heads H = {heads} must divide the width d<sub>x</sub> = {width}.</p>"
+            return f"<p>The number of heads, {heads}, must divide the width, {width}.</p>"
         rows = collapse_curves(depth, width, heads)
         shown = sorted({0, 1, 2, 3, depth // 2, depth})
-        head = "".join(f"<th>l = {l}</th>" for l in shown)
+        head = "".join(f"<th>{l} layer{'s' * (l != 1)}</th>" for l in shown)
         body = "".join(
-            f"<tr><td>{v}</td>" + "".join(f"<td>{r['residual']:.1e}</td>" for r in rows
+            f"<tr><td>{v}</td>" + "".join(f"<td>{fmt.html_small(r['residual'])}</td>" for r in rows
                                          if r["variant"] == v and r["layer"] in shown) + "</tr>"
             for v in VARIANTS)
-        return (f"<p>||X - 1x<sup>T</sup>|| / ||X|| after l layers, d<sub>x</sub> = {width}, H = {heads}, "
-                f"N = 32 random tokens:</p><table><tr><th></th>{head}</tr>{body}</table>")
+        return (f"<p>Relative distance of the tokens' representations from rank one after each number of layers, "
+                f"at width {width} with {fmt.plural(heads, 'head')}, for 32 random tokens:</p>"
+                f"<table><tr><th></th>{head}</tr>{body}</table>")
 
     return explorer(render,
-                    depth=int_slider("depth L", depth, 1, 24),
-                    width=int_slider("width d_x", width, 8, 128, 8),
-                    heads=int_slider("heads H", heads, 1, 8))
+                    depth=int_slider("depth", depth, 1, 24),
+                    width=int_slider("width", width, 8, 128, 8),
+                    heads=int_slider("heads", heads, 1, 8))
 
 
 def induction_loss_chart(result: dict):

@@ -17,7 +17,7 @@ from dwlib.experiments.transition import fit_transitions, loss_table, paired_gap
 
 DEPTH_SCHEME = "viridis"
 USED, LEFT_OUT = "in the analysis", "left out: size stops paying"
-NARROW_NOTE = f"hollow points: width d_x < {WIDE}"
+NARROW_NOTE = f"hollow points: width under {WIDE}"
 
 
 def _hollow_if(test: str, color_field: str, scale: alt.Scale, **encoding):
@@ -63,12 +63,12 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, used: lis
     x = alt.X("budget:Q", scale=alt.Scale(type="log", domain=span, nice=False),
               axis=alt.Axis(format="~s", labelOverlap=True), title="non-embedding parameters N = 12 L d²")
     y = alt.Y("loss:Q", scale=alt.Scale(zero=False), title="held-out loss (nats/token)")
-    color = alt.Color("depth:O", scale=alt.Scale(scheme=DEPTH_SCHEME), title="depth L",
+    color = alt.Color("depth:O", scale=alt.Scale(scheme=DEPTH_SCHEME), title="depth",
                       legend=alt.Legend(orient="bottom"))  # below: the plot keeps its width on a phone
     base = alt.Chart(df).transform_calculate(highlight=f"{in_pair} ? 1 : 0.18")
     opacity = alt.Opacity("highlight:Q", scale=None, legend=None)
-    tips = [alt.Tooltip("depth:O", title="L"), alt.Tooltip("width:Q", title="d_x"),
-            alt.Tooltip("budget:Q", format=",", title="N"), alt.Tooltip("loss:Q", format=".4f", title="mean loss"),
+    tips = [alt.Tooltip("depth:O", title="depth"), alt.Tooltip("width:Q", title="width"),
+            alt.Tooltip("budget:Q", format=",", title="non-embedding parameters"), alt.Tooltip("loss:Q", format=".4f", title="mean loss"),
             alt.Tooltip("seeds:Q"), alt.Tooltip("point:N")]
     layers = [base.mark_errorbar(ticks=True).encode(x=x, y=alt.Y("low:Q", title=""), y2="high:Q", color=color,
                                                      opacity=opacity)]
@@ -140,7 +140,7 @@ def gap_chart(records: list[dict], results: list[dict], width: int = 480, height
     side_text = alt.Chart(sides).mark_text(align="left", fontSize=11, color="#555", fontStyle="italic",
                                            baseline=alt.expr("datum.baseline"), dy=alt.expr("datum.dy")).encode(
         x=alt.value(6), y=y, text="text:N")
-    tips = ["pair:N", alt.Tooltip("budget:Q", format=",", title="N"), alt.Tooltip("gap:Q", format=".3f")]
+    tips = ["pair:N", alt.Tooltip("budget:Q", format=",", title="non-embedding parameters"), alt.Tooltip("gap:Q", format=".3f")]
     layers = [zero, side_text,
               alt.Chart(pd.DataFrame(seeds)).mark_point(size=18, opacity=0.5).encode(
                   x=x, y=y, color=color, tooltip=tips + ["seed:N"]),
@@ -158,7 +158,7 @@ def gap_chart(records: list[dict], results: list[dict], width: int = 480, height
                        x=x, y=y, color=color, tooltip=["pair:N", alt.Tooltip("budget:Q", format=".3s")])]
     note = ["per seed (small points), mean (line)"]  # short lines: a title does not wrap on a phone
     if any(m["narrow"] for m in means):
-        note.append(f"hollow: a network with d_x < {WIDE}")
+        note.append(f"hollow: a network of width under {WIDE}")
     return alt.layer(*layers).properties(width=width, height=height, title=alt.Title(
         "Deep minus shallow held-out loss", subtitle=note, anchor="start"))
 
@@ -183,7 +183,7 @@ def transition_chart(results: list[dict], depth_of_pair: str = "midpoint", width
     ydomain = [min(lows) / 1.25, max(highs) * 1.25]
     x = alt.X("depth:Q", title=f"depth ({depth_of_pair} of the pair)", scale=alt.Scale(domain=xdomain, nice=False))
     yscale = alt.Scale(type="log", domain=ydomain, nice=False)
-    y = alt.Y("budget:Q", scale=yscale, title="transition budget N_t", axis=alt.Axis(format="~s"))
+    y = alt.Y("budget:Q", scale=yscale, title="transition size (non-embedding parameters)", axis=alt.Axis(format="~s"))
     layers = []
     crossed = pd.DataFrame([r for r in rows if r["status"] == "crossing"])
     if len(crossed):
@@ -201,7 +201,7 @@ def transition_chart(results: list[dict], depth_of_pair: str = "midpoint", width
                 alt.Tooltip("range_high:Q", format=".3s", title="range to")]
         base = alt.Chart(other)
         layers += [base.mark_rule(size=6, opacity=0.25, color="#7f7f7f").encode(
-                       x=x, y=alt.Y("range_low:Q", scale=yscale, title="transition budget N_t",
+                       x=x, y=alt.Y("range_low:Q", scale=yscale, title="transition size (non-embedding parameters)",
                                     axis=alt.Axis(format="~s")),
                        y2="range_high:Q", tooltip=tips),
                    base.mark_text(fontSize=10, color="#555", align=alt.expr("datum.align"),

@@ -257,7 +257,7 @@ def _advisor_marker(fit: Fit, h: int, param: str) -> alt.Chart:
         optimum="'optimal width d* = ' + format(datum.width, ',.0f')",
         practical=("'practical: ' + format(datum.practical_depth, 'd') + ' layers of width '"
                    " + format(datum.practical_width, ',d')"),
-        heads_text=f"'(' + format(datum.heads, 'd') + ' heads of {h})'",
+        heads_text=f"'(' + format(datum.heads, 'd') + (datum.heads == 1 ? ' head' : ' heads') + ' of {h})'",
         depth_label="'L* = ' + format(datum.depth, '.1f')",
         width_label="'d* = ' + format(datum.width, ',.0f')")
 

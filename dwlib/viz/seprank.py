@@ -56,7 +56,7 @@ def rank_chart(ranks: pd.DataFrame, against: str = "depth"):
     colors, dashes = scales(df["quantity"])
     base = alt.Chart(df).encode(
         x=alt.X(f"{x}:O", title=x),
-        y=alt.Y("log3:Q", title="log3 of rank or bound"),
+        y=alt.Y("log3:Q", title="log₃ of the rank or bound"),
         color=alt.Color("quantity:N", scale=colors, legend=legend),
         strokeDash=alt.StrokeDash("quantity:N", scale=dashes, legend=legend),
         tooltip=["quantity:N", f"{x}:O", alt.Tooltip("log3:Q", format=".2f")])

@@ -20,7 +20,7 @@ def corollary1_width_chart(rows: list[dict], width: int, heads: int, depth: int,
     base = alt.Chart(df).encode(
         x=alt.X("shallow depth:O", title=f"depth of the shallower network (the deep one has {depth})",
                 axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("log10 width:Q", title="log10 of the width it needs"))
+        y=alt.Y("log10 width:Q", title="log₁₀ of the width it needs"))
     ref = alt.Chart(pd.DataFrame({"y": [deep_log10_width]})).mark_rule(strokeDash=[4, 3], color="#555").encode(y="y:Q")
     return alt.layer(
         base.mark_bar(color=BAR, size=36),
@@ -38,17 +38,17 @@ def threshold_width_chart(rows: list[dict], references: list[dict]):
     order = list(df["depth"])
     base = alt.Chart(df).encode(x=alt.X("depth:N", sort=order, title="depth L (the curves of the paper's Figure 1)",
                                         axis=alt.Axis(labelAngle=0)),
-                                y=alt.Y("log10 width:Q", title="log10 of the width with L < log3 d_x"))
+                                y=alt.Y("log10 width:Q", title="log₁₀ of the width (threshold above the depth)"))
     refs = pd.DataFrame(references)
     # the dashed lines are named in the subtitle, top to bottom, not beside them: a name drawn in
     # the plot meets the short bars' value labels once a phone narrows the chart
     rule = alt.Chart(refs).mark_rule(strokeDash=[4, 3], color=REFERENCE).encode(
-        y="y:Q", tooltip=alt.Tooltip("what:N", title="dashed"))
+        y="y:Q", tooltip=alt.Tooltip("what:N", title="reference line"))
     named = [r["what"] for r in sorted(references, key=lambda r: -r["y"])]
     return alt.layer(base.mark_bar(color=BAR, size=30), base.mark_text(dy=-8, fontSize=11).encode(text="width:N"),
                      rule).properties(width=320, height=240, title=alt.Title(
                          ["Width at which each depth lies", "wholly below its threshold"],
-                         subtitle=["d_x > 3^L, Theorem 1's regime", "dashed lines, top to bottom:", *named]))
+                         subtitle=["width above 3 to the depth: Theorem 1's regime", "dashed lines, top to bottom:", *named]))
 
 
 #: Okabe-Ito colours, one per balanced partition of four positions (and shapes: told apart
@@ -86,7 +86,7 @@ def bound_counts_chart(rows: pd.DataFrame, threshold: float):
     colours = ["#d55e00", "#0072b2", "#000000"][:len(order)]
     dashes = [[6, 3], [], [2, 2]][:len(order)]
     enc = {"x": alt.X("depth L:Q", title="depth L (layers)", axis=alt.Axis(tickMinStep=1)),
-           "y": alt.Y("log3:Q", scale=alt.Scale(type="log"), title="log3 of the count or bound"),
+           "y": alt.Y("log3:Q", scale=alt.Scale(type="log"), title="log₃ of the count or bound"),
            "color": alt.Color("series:N", sort=order, scale=alt.Scale(domain=order, range=colours),
                               legend=alt.Legend(title=None, orient="bottom", direction="vertical", labelLimit=0)),
            "strokeDash": alt.StrokeDash("series:N", sort=order, scale=alt.Scale(domain=order, range=dashes),
@@ -95,6 +95,6 @@ def bound_counts_chart(rows: pd.DataFrame, threshold: float):
     lines = alt.Chart(rows).mark_line(point=True, strokeWidth=2).encode(
         **enc, detail="theorem:N", tooltip=["series:N", "depth L:Q", alt.Tooltip("log3:Q", format=",.1f")])
     rule = alt.Chart(pd.DataFrame({"threshold": [threshold]})).mark_rule(color="#555", strokeDash=[4, 3]).encode(
-        x="threshold:Q", tooltip=alt.Tooltip("threshold:Q", format=".2f", title="threshold log3 d_x"))
+        x="threshold:Q", tooltip=alt.Tooltip("threshold:Q", format=".2f", title="threshold (layers)"))
     return alt.layer(lines, rule).properties(width=300, height=240, title=alt.Title(
-        "The bounds as counts", anchor="start", subtitle=["dashed grey line: the threshold log3 d_x"]))
+        "The bounds as counts", anchor="start", subtitle=["dashed grey line: the depth threshold"]))

@@ -29,7 +29,7 @@ def width_chart(frame: pd.DataFrame):
     network, one panel per depth; hollow points where a head is narrower than r (d_a < r)."""
     legend = alt.Legend(orient="bottom", columns=2, title=None)
     base = alt.Chart(frame).encode(
-        x=alt.X("width:Q", title="width d_x", scale=alt.Scale(type="log", base=2),
+        x=alt.X("width:Q", title="width", scale=alt.Scale(type="log", base=2),
                 axis=alt.Axis(values=[1, 2, 4, 8, 16])),
         y=alt.Y("rank:Q", title="measured grid rank", scale=alt.Scale(type="log")),
         color=alt.Color("series:N", scale=RANK_COLORS, legend=legend),
@@ -53,7 +53,7 @@ def depth_chart(frame: pd.DataFrame):
                         symbolSize=400)
     base = alt.Chart(frame).encode(
         x=alt.X("depth:O", title="depth L"),
-        y=alt.Y("log3:Q", title="log3 of rank or bound"),
+        y=alt.Y("log3:Q", title="log₃ of the rank or bound"),
         tooltip=["quantity:N", "depth:O", alt.Tooltip("log3:Q", format=".2f")])
     lines = base.mark_line().encode(color=alt.Color("quantity:N", scale=DEPTH_COLORS, legend=legend),
                                     strokeDash=alt.StrokeDash("quantity:N", scale=DEPTH_DASH, legend=legend))
@@ -63,7 +63,7 @@ def depth_chart(frame: pd.DataFrame):
         fill=alt.condition("datum.capped", alt.value("white"), alt.value("#000000")))
     return (lines + points).properties(width=150, height=200).facet(
         facet=alt.Facet("panel:N", title=None), columns=3).properties(
-        title=alt.Title("log3 rank against depth", subtitle="width 8, two heads, 4 positions", anchor="start"))
+        title=alt.Title("log₃ of the rank against depth", subtitle="width 8, two heads, 4 positions", anchor="start"))
 
 
 # --- the trained comparison ------------------------------------------------------------------
