@@ -7,6 +7,8 @@ sentences that both the command line and the widgets print live here too.
 
 from __future__ import annotations
 
+import re
+
 import math
 import numbers
 
@@ -149,3 +151,24 @@ def html_small(x: float) -> str:
         return f"{x:.2f}"
     m, e = f"{x:.1e}".split("e")
     return f"{m} \N{MULTIPLICATION SIGN} 10<sup>{int(e):d}</sup>".replace("-", "\N{MINUS SIGN}")
+
+
+#: the ASCII forms of the book's symbols in table and chart labels, and what a reader sees instead
+_SYMBOLS = [(re.compile(r"\blog3\b"), "log\N{SUBSCRIPT THREE}"), (re.compile(r"\blog10\b"), "log\u2081\u2080"),
+            (re.compile(r"\bd_x\b"), "d\u2093"), (re.compile(r"\bd_s\b"), "d\u209b"),
+            (re.compile(r"\bL_s\b"), "L\u209b"), (re.compile(r"\bbeta([12])\b"), None),
+            (re.compile(r"\b3\^L\b"), "3\u1d38"), (re.compile(r"\^2\b"), "\N{SUPERSCRIPT TWO}"),
+            (re.compile(r"!="), "\N{NOT EQUAL TO}"), (re.compile(r"<="), "\N{LESS-THAN OR EQUAL TO}"),
+            (re.compile(r">="), "\N{GREATER-THAN OR EQUAL TO}")]
+
+
+def math_label(text):
+    """A table label with its ASCII symbols as a reader writes them: 'log3 sep' -> 'log₃ sep',
+    'd_x' -> 'dₓ', 'beta1' -> 'β₁', '3^L' -> '3ᴸ', '<=' -> '≤'. Anything but a string is returned
+    as it is."""
+    if not isinstance(text, str):
+        return text
+    for pattern, to in _SYMBOLS:
+        text = pattern.sub(to if to is not None else (lambda m: "\N{GREEK SMALL LETTER BETA}"
+                                                      + chr(0x2080 + int(m.group(1)))), text)
+    return text

@@ -127,3 +127,19 @@ def test_models_table_gives_no_verdict_where_the_catalogue_calls_it_meaningless(
             assert row["verdict"] == guidelines.NO_VERDICT and row["L / L*"] == "\N{EM DASH}", name
         else:
             assert row["verdict"] != guidelines.NO_VERDICT and row["L / L*"] != "\N{EM DASH}", name
+
+
+def test_a_tables_labels_read_as_symbols_and_its_true_false_columns_as_yes_no():
+    import pandas as pd
+
+    from dwlib import fmt
+    from dwlib.book import readable
+    assert fmt.math_label("eq. (7) applies to it (L_s < log3 d_s)") == "eq. (7) applies to it (L\u209b < log\u2083 d\u209b)"
+    assert fmt.math_label("beta1") == "\u03b2\u2081" and fmt.math_label("2C = 3^L - 1") == "2C = 3\u1d38 - 1"
+    assert fmt.math_label("per layer / d_x^2") == "per layer / d\u2093\u00b2" and fmt.math_label(3) == 3
+    assert fmt.math_label("database") == "database"  # whole symbols only
+    frame = pd.DataFrame({"log3 sep": [1.0, 2.0], "ok": [True, False]}, index=pd.Index([1, 2], name="width d_x"))
+    shown = readable(frame)
+    assert list(shown.columns) == ["log\u2083 sep", "ok"] and shown.index.name == "width d\u2093"
+    assert list(shown["ok"]) == ["yes", "no"]
+    assert list(frame.columns) == ["log3 sep", "ok"] and frame["ok"].dtype == bool  # the frame itself is kept

@@ -17,6 +17,7 @@ import html
 import textwrap
 
 import pandas as pd
+from IPython import get_ipython
 
 from dwlib import env, fmt
 from dwlib.book.prose import format_value
@@ -32,12 +33,33 @@ except ImportError:  # myst-nb is absent outside a book build (Colab): glue() th
 CODE_COLUMNS = 76
 
 
+def readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame as a reader sees it: symbols in its labels written as a reader writes them
+    (:func:`dwlib.fmt.math_label`: 'log3 d_x' -> 'log₃ dₓ') and true/false columns as yes/no.
+    The frame's own labels, which code indexes by, are left as they are."""
+    shown = frame.rename(columns=fmt.math_label, index=fmt.math_label)
+    shown.columns.names = [fmt.math_label(n) for n in shown.columns.names]
+    shown.index.names = [fmt.math_label(n) for n in shown.index.names]
+    for i, dtype in enumerate(shown.dtypes):
+        if dtype == bool:
+            shown.isetitem(i, shown.iloc[:, i].map({True: "yes", False: "no"}))
+    return shown
+
+
+def _frame_html(frame: pd.DataFrame) -> str:
+    return readable(frame)._repr_html_()
+
+
 def setup() -> str:
-    """Enable the book's chart renderer and show tables in full (pandas cuts a cell longer than
-    50 characters with "..." by default); return the environment report as text, each line
-    wrapped to the column (:data:`CODE_COLUMNS`)."""
+    """Enable the book's chart renderer, show tables in full (pandas cuts a cell longer than
+    50 characters with "..." by default) and with readable labels (:func:`readable`, for the
+    HTML a notebook shows); return the environment report as text, each line wrapped to the
+    column (:data:`CODE_COLUMNS`)."""
     render.enable()
     pd.set_option("display.max_colwidth", None)
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, _frame_html)
     return "\n".join(textwrap.fill(line, CODE_COLUMNS, subsequent_indent=" " * 10, break_on_hyphens=False)
                      for line in env.format_report().splitlines())
 
@@ -55,7 +77,7 @@ class Table:
     def _repr_html_(self) -> str:
         # a running row number (an unnamed default index) is no column of the quoted table
         plain = isinstance(self.frame.index, pd.RangeIndex) and self.frame.index.name is None
-        body = self.frame.to_html(na_rep=self.missing, classes="dw-table", border=0, index=not plain)
+        body = readable(self.frame).to_html(na_rep=self.missing, classes="dw-table", border=0, index=not plain)
         return body.replace(">", f"><caption>{html.escape(self.caption)}</caption>", 1)
 
     def __repr__(self) -> str:

@@ -315,6 +315,16 @@ def _declared_head(items: list[dict]) -> str:
     return f"{fmt.capitalised(pairs_verdicts.NAMES[pairs_verdicts.RULE_SWEEP])}, the one run under the declared rule, {at}"
 
 
+def _scope() -> str:
+    """What the declared sweep's smallest size is against the paper's: its depths and widths there."""
+    preset = get_preset(pairs_verdicts.RULE_SWEEP)
+    b = min(preset.budgets)
+    widths = sorted(sizes.width_for_budget(b, L, preset.head_size) for L in preset.depths)
+    return (f"There the depths are {preset.depths[0]} to {preset.depths[-1]} and the widths {widths[0]} to "
+            f"{widths[-1]}, below the paper's depths 6 to 24 and under the width of 200 that its reading of "
+            "Kaplan et al. takes as wide enough, so the row tests the claim at a smaller scale than the paper's.")
+
+
 def comparable_row() -> dict:
     """At the smallest size of each pair of the declared sweep, do the two networks perform
     comparably (the paper's section 5)? By :func:`comparable_verdict`; the earlier sweeps are
@@ -327,7 +337,7 @@ def comparable_row() -> dict:
     how = "neither of its two pairs" if n == 2 and k == 0 else f"{_none(k)} of its {pairs_verdicts.words(n)} pairs"
     text = (f"{_declared_head(items)}: comparable within ± {target} nats in {how}; the deeper network resolved worse in "
             f"{_none(_count(mine, SMALL_WORSE))}, better in {_none(_count(mine, SMALL_BETTER))}, not resolved in "
-            f"{_none(_count(mine, SMALL_UNRESOLVED))}. The earlier sweeps, not counted, are comparable within the "
+            f"{_none(_count(mine, SMALL_UNRESOLVED))}. {_scope()} The earlier sweeps, not counted, are comparable within the "
             f"target in {_none(_count(items, SMALL_COMPARABLE) - _count(mine, SMALL_COMPARABLE))} of their "
             f"{pairs_verdicts.words(len(items) - n)} pairs (the next row).")
     return _row("at small sizes a deeper and a shallower network of equal size perform comparably (the paper's "

@@ -99,10 +99,10 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
             found.append(f"{name}: {', '.join(bits)}{extra}")
         notes = []
         if any(p["verdict"]["worse"] for p in r["pairs"]):
-            notes.append("Where the deeper network is worse, the paper has the two perform comparably.")
+            notes.append("Where the deeper network is worse, the paper expects them to perform comparably.")
         split = [g for g in pv.seed_groups(SWEEP) if g["split"]] if others is not None else []
         if split:
-            notes.append("Neither reading measures depth where a shape's seeds split at its chosen rate: "
+            notes.append("The gap is no measure of depth where a shape's seeds split at its chosen rate: "
                          + fmt.listed([f"the {g['depth']}-layer network{at([g['target_budget']])}" for g in split]) + ".")
         n = len(r["budgets"])
         where = pv.span(r["budgets"], get_preset(SWEEP).budgets)

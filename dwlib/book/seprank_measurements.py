@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from dwlib import fmt
 from dwlib.core import bounds
 from dwlib.experiments import seprank_sweep
 
@@ -141,7 +142,7 @@ def _proposition1(data, ranks, r):
     values = {"sm_p1_n": len(p1),
               "sm_p1_equal": "equal" if all(g["attention"].nunique() == 1 for _, g in p1.groupby("setting"))
               else "NOT equal",
-              "sm_p1_local": ", ".join(str(v) for v in sorted(p1[p1.setting.str.startswith("N = 6")]["local"].unique())),
+              "sm_p1_local": fmt.listed([str(v) for v in sorted(p1[p1.setting.str.startswith("N = 6")]["local"].unique())]),
               "sm_p1_local4_kept": int(p1[p1.setting.str.startswith("N = 4")]["local"].min()),
               "sm_p1_local4_cut": int(p1[p1.setting.str.startswith("N = 4")]["local"].max()),
               # a cut neighbour pair's factor: the monomials of degree <= 2 in d_x variables
