@@ -663,13 +663,19 @@ def fit_reach_clause(r: dict | None = None, sizes: str = "the sizes read") -> st
     return text + ("; " + "; ".join(notes) if notes else f", within {sizes}")
 
 
+def _crossings(r: dict) -> tuple[int, int]:
+    """How many doubling pairs of all stored sweeps cross by the declared rule, of how many: the
+    declared sweep's (``r``) and the earlier sweeps' (:func:`earlier_rows`)."""
+    earlier = earlier_rows()
+    return (len(pv.crossing(r)) + sum(x["crosses by the rule"] == "yes" for x in earlier),
+            len(r["pairs"]) + len(earlier))
+
+
 def intro_short() -> str:
     """The introduction's Takeaway on the book's own training, in one sentence (its opening gives
     the counts): whether any pair of the stored sweeps crosses by the declared rule."""
     r = reading()
-    earlier = earlier_rows()
-    n = len(pv.crossing(r)) + sum(x["crosses by the rule"] == "yes" for x in earlier)
-    total = len(r["pairs"]) + len(earlier)
+    n, total = _crossings(r)
     if not n:
         return ("In none of the book's trained sweeps does a doubling pair cross by the declared rule, so the book "
                 "cannot confirm the transitions of the paper's Figure 2 at the sizes it trains; the experiments "
@@ -684,9 +690,7 @@ def intro_sentence() -> str:
     criteria; in the sweep designed for the rule, its (pair, size) points counted by verdict at the
     sizes read in full; and whether those sizes reach where the authors' fit places a transition."""
     r = reading()
-    earlier = earlier_rows()
-    n = len(pv.crossing(r)) + sum(x["crosses by the rule"] == "yes" for x in earlier)
-    total = len(r["pairs"]) + len(earlier)
+    n, total = _crossings(r)
     if n:
         head = ("The book's trained sweeps show the transitions of the paper's Figure 2 only in part: by the "
                 f"declared rule's criteria, {pv.of(n, total, 'pair', 'crosses')}.")
