@@ -35,7 +35,10 @@
 # Settings (environment): DWLIB_GPU_SECONDS (training budget in seconds, default 420),
 # DWLIB_GPU_MIN_GROUP (default 45), DWLIB_GPU_PACK (default .devcache/english-mix.dwpack),
 # DWLIB_GPU_PRESET (default gpu-pairs), DWLIB_GPU_SHARDS (the shards this call trains, one after
-# another, space-separated i/n as for `dwlib sweep --shard`; default 0/1, the whole sweep).
+# another, space-separated i/n as for `dwlib sweep --shard`; default 0/1, the whole sweep),
+# DWLIB_GPU_PARALLEL (1: every shard at once, one process each, for shapes too small to keep the
+# device busy alone; default 0), DWLIB_GPU_PARITY ('<preset> --shard i/n': benchmarks/device_parity.py
+# beside the training, its comparison in $OUT/parity.json and parity.log; default none).
 # Another preset, the larger sizes of cpu-pairs for instance (its shapes are shards of 15, depth by
 # depth, budgets from the smallest: 4/15, 9/15 and 14/15 are 1.6M's), with that preset's own pack:
 #   DWLIB_GPU_PRESET=cpu-pairs DWLIB_GPU_SHARDS="4/15 9/15 14/15" DWLIB_GPU_PACK=.devcache/linux-doc.dwpack
@@ -47,6 +50,8 @@ set -uo pipefail
 
 preset=${DWLIB_GPU_PRESET:-gpu-pairs}
 shards=${DWLIB_GPU_SHARDS:-0/1}
+parallel=${DWLIB_GPU_PARALLEL:-0}
+parity=${DWLIB_GPU_PARITY:-}
 results=results/$preset
 budget=${DWLIB_GPU_SECONDS:-420}
 min_group=${DWLIB_GPU_MIN_GROUP:-45}
@@ -61,6 +66,11 @@ fail() { echo "gpu_sweep: error: $1" >&2; exit "${2:-2}"; }
 [[ -f dwlib/__main__.py ]] || fail "run it from the repository root"
 [[ $preset =~ ^[a-z0-9-]+$ ]] || fail "DWLIB_GPU_PRESET must be a preset's name, got '$preset'"
 for shard in $shards; do [[ $shard =~ ^[0-9]+/[0-9]+$ ]] || fail "DWLIB_GPU_SHARDS must hold i/n shards, got '$shards'"; done
+[[ $parallel == 0 || $parallel == 1 ]] || fail "DWLIB_GPU_PARALLEL must be 0 or 1, got '$parallel'"
+[[ -z $parity || $parity =~ ^[a-z0-9-]+\ --shard\ [0-9]+/[0-9]+$ ]] || \
+    fail "DWLIB_GPU_PARITY must read '<preset> --shard i/n', got '$parity'"
+# Processes sharing one device take its memory as they need it, not three quarters each up front.
+[[ $parallel == 1 || -n $parity ]] && export XLA_PYTHON_CLIENT_PREALLOCATE=${XLA_PYTHON_CLIENT_PREALLOCATE:-false}
 
 log=$OUT/gpu-sweep.log
 start=$SECONDS
@@ -72,27 +82,50 @@ say "start $(date -u +%FT%TZ); budget ${budget} s; $(git rev-parse HEAD 2>/dev/n
 dwlib install-pack "$pack" || fail "the pack could not be installed (see $log)"
 dwlib env || true
 dwlib sweep --preset "$preset" --cost || true
-say "shards: $shards; JAX_DEFAULT_MATMUL_PRECISION=${JAX_DEFAULT_MATMUL_PRECISION:-unset}"
+say "shards: $shards (parallel: $parallel); parity: ${parity:-none}; JAX_DEFAULT_MATMUL_PRECISION=${JAX_DEFAULT_MATMUL_PRECISION:-unset}"
 
-status=done
-longest=0  # the longest group of this call so far: a later group (budget-major: larger) takes at least as long
-for shard in $shards; do
+# One shard's groups, one `dwlib sweep --limit 1` at a time, until the shard is done, a call fails, or
+# less of the budget is left than the longest group of this shard took. Prints its closing status.
+train_shard() {
+  local shard=$1 longest=0 left need out began rc  # a later group (budget-major: larger) takes at least as long
   while :; do
     left=$((budget - (SECONDS - start)))
     need=$((longest > min_group ? longest : min_group))
-    if ((left < need)); then status="stopped: ${left} s of the budget left, the longest group took ${longest} s"; break 2; fi
+    if ((left < need)); then echo "stopped: ${left} s of the budget left, shard $shard's longest group took ${longest} s"; return 1; fi
     out=$(mktemp)
     began=$SECONDS
     timeout --signal=TERM --kill-after=20 "$left" python3 -m dwlib sweep --preset "$preset" --shard "$shard" \
         --no-progress --limit 1 >"$out" 2>&1
     rc=$?
     ((SECONDS - began > longest)) && longest=$((SECONDS - began))
-    tee -a "$log" <"$out" >&2
-    if ((rc != 0)); then status="stopped: dwlib sweep ended with status $rc (shard $shard)"; rm -f "$out"; break 2; fi
-    if ! grep -q "left (limit)" "$out"; then rm -f "$out"; break; fi  # nothing left to train in this shard
+    sed "s|^|[$shard] |" "$out" | tee -a "$log" >&2
+    if ((rc != 0)); then echo "stopped: dwlib sweep ended with status $rc (shard $shard)"; rm -f "$out"; return 1; fi
+    if ! grep -q "left (limit)" "$out"; then rm -f "$out"; echo "shard $shard done"; return 0; fi
     rm -f "$out"
   done
-done
+}
+
+if [[ -n $parity ]]; then  # the device check beside the training: it writes only under $OUT
+  # shellcheck disable=SC2086
+  python3 benchmarks/device_parity.py --preset $parity --json "$OUT/parity.json" >"$OUT/parity.log" 2>&1 &
+  parity_pid=$!
+fi
+status=""
+if [[ $parallel == 1 ]]; then  # every shard at once, each in its own process, sharing the device
+  pids=() notes=()
+  for shard in $shards; do
+    note=$(mktemp); notes+=("$note")
+    train_shard "$shard" >"$note" &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}"; status+="$(cat "${notes[$i]}"); "; rm -f "${notes[$i]}"; done
+else
+  for shard in $shards; do
+    note=$(train_shard "$shard") || { status+="$note"; break; }
+    status+="$note; "
+  done
+fi
+if [[ -n $parity ]]; then wait "$parity_pid"; say "parity check ended with status $? (see parity.log)"; fi
 say "$status after $((SECONDS - start)) s"
 
 archive=$OUT/$preset-results.tar.gz

@@ -164,6 +164,9 @@ def test_the_sweep_command_imports_only_what_the_device_has(argv, tmp_path):
     ({"DWLIB_GPU_MIN_GROUP": "-1"}, "DWLIB_GPU_MIN_GROUP must be a whole number"),
     ({"DWLIB_GPU_PACK": "nowhere.dwpack"}, "no pack at nowhere.dwpack (make it here with: dwlib pack --corpus "
                                            "english-mix"),
+    ({"DWLIB_GPU_PACK": "README.md", "DWLIB_GPU_PARALLEL": "yes"}, "DWLIB_GPU_PARALLEL must be 0 or 1"),
+    ({"DWLIB_GPU_PACK": "README.md", "DWLIB_GPU_PARITY": "cpu-pairs 0/15"},
+     "DWLIB_GPU_PARITY must read '<preset> --shard i/n'"),
 ])
 def test_the_device_script_refuses_bad_settings_in_one_line(env, message, tmp_path):
     full = {**os.environ, "OUT": str(tmp_path), "DWLIB_GPU_PACK": str(tmp_path / "absent.dwpack"), **env}

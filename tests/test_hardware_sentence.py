@@ -46,12 +46,13 @@ def test_runs_split_between_machines_are_counted_per_size_with_the_parity_check(
     assert figure2.hardware_sentence().endswith("No run was trained on both to compare them.")
 
 
-def test_the_stored_parity_check_is_the_runs_it_names():
+@pytest.mark.parametrize("sweep", ["cpu-pairs", "cpu-pairs-untied"])
+def test_the_stored_parity_check_is_the_runs_it_names(sweep):
     """The parity file's stored losses are those of the published runs of the same keys."""
     from dwlib.store import packaged_text
-    parity = json.loads(packaged_text("sweeps", "cpu-pairs.parity.json"))
-    published = {r["key"]: r for r in stored_results("cpu-pairs")}
-    assert len(parity["runs"]) == 6
+    parity = json.loads(packaged_text("sweeps", f"{sweep}.parity.json"))
+    published = {r["key"]: r for r in stored_results(sweep)}
+    assert parity["preset"] == sweep and len(parity["runs"]) == 6
     for run in parity["runs"]:
         assert run["eval_loss_stored"] == pytest.approx(published[run["key"]]["eval_loss"], abs=1e-12)
         assert abs(run["eval_loss_live"] - run["eval_loss_stored"]) <= parity["largest_abs_diff"]["eval_loss"]
