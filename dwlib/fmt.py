@@ -75,23 +75,32 @@ def stable(v, digits: int = STABLE_DIGITS):
     return float(f"{x:.{digits}g}") if math.isfinite(x) else x
 
 
-def power_of_ten(log10_x: float, digits: int = 2) -> str:
+def power_of_ten(log10_x: float, digits: int = 2, superscript: bool = False) -> str:
     """A positive number given by its log10 (so that 10^200 fits, beyond a float): written as
     'm × 10^e' (``digits`` significant digits) from a million up and below 0.001, else in full
-    (729, 531,441; below 1 to ``digits`` significant digits: 0.22)."""
+    (729, 531,441; below 1 to ``digits`` significant digits: 0.22). ``superscript``: the
+    exponent as a reader writes it, 'm × 10ᵉ' (see :func:`sci`)."""
     if -3 <= log10_x < 6:
         x = 10 ** log10_x
         return f"{x:,.0f}" if x >= 1 else f"{x:.{digits}g}"
-    return sci(log10_x, digits)
+    return sci(log10_x, digits, superscript)
 
 
-def sci(log10_x: float, digits: int = 2) -> str:
+#: digits and the minus sign as Unicode superscripts, for exponents in text that is not TeX
+_SUPERSCRIPTS = str.maketrans("0123456789-", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b")
+
+
+def sci(log10_x: float, digits: int = 2, superscript: bool = False) -> str:
     """A positive number given by its log10, always as 'm × 10^e' (``digits`` significant
-    digits): 7.3 × 10^15, 2 × 10^5."""
+    digits): 7.3 × 10^15, 2 × 10^5. ``superscript``: the exponent in Unicode superscripts, as
+    a reader writes it, for sentences and charts (7.3 × 10¹⁵, 2.2 × 10⁻⁴); the caret form is
+    for the command line and the tables that turn it into TeX."""
     exponent = math.floor(log10_x)
     mantissa = f"{10 ** (log10_x - exponent):.{digits - 1}f}"
     if float(mantissa) >= 10:  # 9.96 to two digits is 10.0: carry into the exponent
         exponent, mantissa = exponent + 1, f"{1:.{digits - 1}f}"
+    if superscript:
+        return f"{mantissa} × 10{str(exponent).translate(_SUPERSCRIPTS)}"
     return f"{mantissa} × 10^{exponent}"
 
 

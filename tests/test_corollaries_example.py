@@ -10,10 +10,15 @@ from dwlib.book import corollaries
 from dwlib.core import bounds
 
 
+#: Unicode superscript digits and minus back to ASCII
+_PLAIN = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b", "0123456789-")
+
+
 def _number(text: str) -> float:
-    m = re.fullmatch(r"([\d.,]+)(?: × 10\^(-?\d+))?", text)
+    """'7.34 × 10¹⁵' (the exponent in superscripts, as a reader writes it) or '76,088'."""
+    m = re.fullmatch(r"([\d.,]+)(?: × 10([\u2070\u00b9\u00b2\u00b3\u2074-\u2079\u207b]+))?", text)
     assert m, text
-    return float(m.group(1).replace(",", "")) * 10.0 ** int(m.group(2) or 0)
+    return float(m.group(1).replace(",", "")) * 10.0 ** int((m.group(2) or "0").translate(_PLAIN))
 
 
 def test_example_table_shows_what_the_bounds_compute():

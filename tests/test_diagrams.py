@@ -22,15 +22,17 @@ def _spec_text(chart) -> str:
 
 def test_diagram_builds_with_the_papers_symbols():
     spec = _spec_text(diagrams.architecture_diagram())
-    for label in ("W_Q x_i", "W_K x_j", "W_V x_j", "W_O value", "x_i and x_j",
-                  "W_FF1", "W_FF2", "softmax SM_j", "LayerNorm", "ReLU", "residual",
+    for label in ("query", "key", "value", "matrix \u00d7 x\u1d62", "matrix \u00d7 x\u2c7c",
+                  "output matrix \u00d7 value", "x\u1d62 and x\u2c7c", "feed-forward matrix",
+                  "softmax over j", "1/\u221ad\u2090", "LayerNorm", "ReLU", "residual",
                   "input embedding", "layer l = 1, ..., L", "heads h = 1, ..., H",
                   "layer l, head h", "eq. (3)", "eq. (4)"):
         assert label in spec, label
-    # plain text for readers: no TeX superscripts or braces in any label
+    # text as a reader writes it: no TeX superscripts or braces, and no code-like subscripts
+    # (W_Q, x_i): the matrices are named by their role, positions take Unicode subscripts
     labels = [line for b in diagrams.architecture_boxes() for line in b["lines"]] + list(diagrams.SUBTITLE)
     for line in labels:
-        assert "^" not in line and "{" not in line, line
+        assert "^" not in line and "{" not in line and "_" not in line, line
     kinds = {b["kind"] for b in diagrams.architecture_boxes()}
     assert kinds == {"kept", "removed", "set aside", "frame"}
 
@@ -43,7 +45,7 @@ def test_diagram_sorts_the_parts_as_the_paper_does():
         for line in b["lines"]:
             where[line] = b["kind"]
     kind_of = lambda word: {k for line, k in where.items() if word in line}  # noqa: E731
-    for word in ("W_Q", "W_K", "W_V", "score \u00d7 W_O", "\u03a3 over"):
+    for word in ("matrix \u00d7 x\u1d62", "matrix \u00d7 x\u2c7c", "score \u00d7 output matrix", "\u03a3 over"):
         assert kind_of(word) == {"kept"}, word
     for word in ("softmax", "LayerNorm", "ReLU"):
         assert kind_of(word) == {"removed"}, word
@@ -101,7 +103,7 @@ def test_every_arrow_runs_from_one_box_to_the_next():
 
 
 def test_text_width_grows_with_the_text():
-    assert diagrams.text_width("W_Q x_i") > diagrams.text_width("key") > 0
+    assert diagrams.text_width("matrix \u00d7 x\u1d62") > diagrams.text_width("key") > 0
     assert diagrams.text_width("ab", 20) == pytest.approx(2 * diagrams.text_width("ab", 10))
 
 

@@ -66,9 +66,13 @@ def test_a_split_shape_is_found_from_the_runs_and_its_caveat_is_carried():
     assert f"of {pair}" in caveat and f"at {fmt.count(b)} is no measure of depth" in caveat
     # the chapter's opening counts the points that rest on split seeds and leaves the account below
     assert f"{pv.words(pv.split_points())} of these points rest on seeds that split" in figure2.result_sentence().lower()
-    # elsewhere it is pointed to, naming the points, not repeated
-    for pair in (f"{s} vs {d}" for s, d in RULE["pairs"] if L in (s, d)):
-        assert f"{pair}" in discussion.numbers()["ds_split"] and caveat not in discussion.numbers()["ds_split"]
+    # the Discussion names the split where a point it reads rests on it (its smallest size), once
+    rest = discussion.numbers()["ds_rest"]
+    at_smallest = {k: v for k, v in pv.split_at().items() if k[2] == min(pv.read(pv.RULE_SWEEP)["budgets"])}
+    for (s, d, _), depth in at_smallest.items():
+        assert f"{s} vs {d}, the {depth}-layer network's seeds split" in rest
+    assert "seeds split" not in rest or at_smallest
+    assert caveat not in rest
     assert fmt.count(b) in pv.split_pointer() and "no measure of depth" in pv.split_pointer()
     assert caveat[1:] in claims.worse_row()["book"]
 

@@ -109,3 +109,8 @@ def test_fmt_powers_of_ten_share_one_style():
     assert fmt.power_of_ten(math.log10(0.22)) == "0.22"
     assert fmt.sci(math.log10(7.3e15)) == "7.3 × 10^15" and fmt.sci(math.log10(2e5), 1) == "2 × 10^5"
     assert fmt.sci(math.log10(9.96e7)) == "1.0 × 10^8"  # the mantissa's rounding carries
+    # for sentences and charts: the exponent in superscripts, as a reader writes it
+    assert fmt.sci(math.log10(7.3e15), superscript=True) == "7.3 × 10\u00b9\u2075"
+    assert fmt.sci(math.log10(9.96e7), superscript=True) == "1.0 × 10\u2078"
+    assert fmt.power_of_ten(math.log10(2.2e-4), superscript=True) == "2.2 × 10\u207b\u2074"
+    assert fmt.power_of_ten(math.log10(531441), superscript=True) == "531,441"

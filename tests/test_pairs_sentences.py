@@ -30,7 +30,7 @@ def _pair(shallow, deep, pts):
 
 
 def _reading(prs, within=0):
-    rule = {"half_width_target": 0.03, "half_width_share": 0.75}
+    rule = {"half_width_target": 0.03, "half_width_share": 0.75, "level": 0.95}
     rows = [x for p in prs for x in p["points"]]
     return {"rule": rule, "pairs": prs, "budgets": sorted({x["target_budget"] for x in rows}),
             "power": pairs.power(rows, 0.03)}
@@ -210,8 +210,8 @@ def test_the_result_says_not_resolved_and_what_the_seeds_without_the_rate_choice
 
 
 def test_the_chapters_figure_caption_and_result_are_the_computed_ones():
-    """Figure 7.1's caption sits in the cell's metadata and cannot be glued: it is the one computed
-    from the stored runs; the Result's glued sentence is the computed verdict, not a progress report."""
+    """Figure 7.2's caption (the measured pairs) sits in the cell's metadata and cannot be glued:
+    it is the one computed from the stored runs; the Result's glued sentence is the computed verdict, not a progress report."""
     import json
     from pathlib import Path
 
@@ -269,8 +269,13 @@ def test_the_second_design_is_read_on_its_own_and_said_with_its_reason():
     assert figure2.untied_sentence(False) == ""  # nothing published: nothing said
     u = _reading([_pair(2, 4, [_point(1e5, 0.05, 0.02)]), _pair(4, 8, [_point(1e5, 0.01, 0.04)])])
     text = figure2.untied_sentence(u)
-    assert "never pooled with the tied design" in text and "output layer of its own" in text
-    assert "2 vs 4 at 100K: +0.050 nats, interval +0.030 to +0.070, the deeper network worse" in text
-    assert "4 vs 8 at 100K: +0.010 nats, interval -0.030 to +0.050, not resolved" in text
+    design = figure2.untied_design_sentence()
+    assert "never pooled with the tied design" in design and "output layer of its own" in design
+    assert text.startswith("It has complete results at one of the five sizes (100K).")
+    assert ("By the rule, the 4-layer network is worse than the 2-layer network at 100K; the 8-layer network is "
+            "not resolved from the 4-layer network at 100K. The table below") in text
+    table = figure2.points_table(u)
+    assert table.loc[("2 vs 4", "100K")].tolist() == ["+0.050", "+0.030 to +0.070", "0.020", "deeper worse"]
+    assert table.loc[("4 vs 8", "100K")].tolist() == ["+0.010", "-0.030 to +0.050", "0.040", "not resolved"]
     assert "The half-width is at most 0.03 nats at 1 of these 2 points" in text
     assert not any(w in text for w in BULLETIN)

@@ -51,4 +51,7 @@ def test_count_chart_draws_its_rows_and_the_threshold():
     spec = proofs.count_chart(1024, 16).to_dict()
     rows = [r for rows in spec["datasets"].values() for r in rows]
     assert {r["series"] for r in rows if "series" in r} == set(proofs.COUNT_SERIES)
+    # the legend writes the symbols as a reader does, as the caption's C log_3(d_x + H)
+    assert proofs.COUNT_SERIES[:2] == ("upper bound (P1): C log\u2083(d\u2093 + H)",
+                                       "log\u2083 of the monomial count (P4)")
     assert [r["threshold"] for r in rows if "threshold" in r] == [pytest.approx(math.log(1024, 3))]

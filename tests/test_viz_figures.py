@@ -78,6 +78,15 @@ def test_the_text_refers_to_every_figure_by_number():
         assert not unknown, f"{stem}: references to figures that do not exist: {unknown}"
 
 
+def _extension():
+    """The book's Sphinx extension, imported from book/_ext as Sphinx does."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("dwbook_sphinx", ROOT / "book" / "_ext" / "dwbook_sphinx.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_figures_are_numbered_per_chapter():
     """numfig with the chapters numbered: "Figure 3.2" is the second figure of chapter 3."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["sphinx"]["config"]
@@ -88,4 +97,7 @@ def test_figures_are_numbered_per_chapter():
     numbered = {Path(ch["file"]).stem for part in toc["parts"] if part.get("numbered")
                 for ch in part["chapters"]}
     # every chapter with figures is numbered, except the root page (its figures are "Figure I.1", ...)
-    assert charted - {Path(toc["root"]).stem} <= numbered, charted - numbered
+    # and the pages the book's extension gives a prefix of their own (the claims: "Figure C.1")
+    prefixed = {Path(page).stem for page in _extension().PAGE_PREFIXES}
+    assert charted - {Path(toc["root"]).stem} - prefixed <= numbered, charted - numbered
+    assert prefixed <= {Path(ch["file"]).stem for part in toc["parts"] for ch in part["chapters"]} - numbered

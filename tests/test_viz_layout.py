@@ -369,8 +369,8 @@ def ranks():
     for depth in (1, 2, 3):
         for width in (1, 2, 3):
             th = 1 if depth < math.log(width + 1e-9, 3) else 2
-            rows.append({"depth": depth, "width": width, "rank": 3 ** depth, "poly_dim": 9 ** depth,
-                         "theorem": th, "log3_lower": depth - 1.0, "log3_upper": depth + 1.0})
+            rows.append({"depth": depth, "width": width, "heads": 1, "positions": 4, "rank": 3 ** depth,
+                         "poly_dim": 9 ** depth, "theorem": th, "log3_lower": depth - 1.0, "log3_upper": depth + 1.0})
     return pd.DataFrame(rows)
 
 

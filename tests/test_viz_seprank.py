@@ -32,6 +32,15 @@ def test_the_legend_names_only_what_a_panel_draws(ranks, against):
     assert set(_legend_domain(spec)) == _drawn(spec)
 
 
+@pytest.mark.parametrize("against", ["depth", "width"])
+def test_the_subtitle_says_the_positions_and_heads_in_words(ranks, against):
+    """The chapter's N and H in words, as its captions say them (4 positions, one head), from
+    the measurements themselves: no "N = 4, H = 1"."""
+    subtitle = vs.rank_chart(ranks, against=against).to_dict()["title"]["subtitle"]
+    assert set(ranks["positions"]) == {4} and set(ranks["heads"]) == {1}
+    assert subtitle.endswith(", 4 positions, 1 head") and "=" not in subtitle, subtitle
+
+
 def test_the_depth_chart_draws_no_theorem_1_series_when_its_widths_never_meet_theorem_1(ranks):
     narrow = ranks[ranks["width"] <= 3]
     spec = vs.rank_chart(ranks, against="depth").to_dict()

@@ -21,7 +21,8 @@
   reference target was not found" there; a role it does not know, it shows as text.
 - Numbers the root page's figures "Figure I.1", "Figure I.2" (I for the introduction): the root
   page is in no numbered part, so Sphinx would number them "Figure 1", "Figure 2", the numbers
-  of the paper's own figures, which the introduction discusses.
+  of the paper's own figures, which the introduction discusses. The claims at a glance, in the
+  unnumbered back matter, number theirs "Figure C.1" for the same reason.
 - Loads dwbook_eval: the ``{eval}`` role renders the result stored in its markdown cell, the
   number JupyterLab shows (the chapters quote every computed number that way).
 """
@@ -60,16 +61,20 @@ def _figref(name, rawtext, text, lineno, inliner, options=None, content=None):
 
 #: the prefix of the root page's figure numbers ("Figure I.2")
 ROOT_PREFIX = "I"
+#: the other pages in no numbered part that have figures, with their prefix ("Figure C.1" for the
+#: claims at a glance, in the back matter)
+PAGE_PREFIXES = {"book/claims": "C"}
 
 
 def _number_root_figures(app, env):
     """Once Sphinx has numbered the figures (``env-get-updated``, before the consistency check),
-    put :data:`ROOT_PREFIX` before each number on the root page; idempotent, since a later build
-    may keep the numbers."""
-    figures = env.toc_fignumbers.get(app.config.root_doc, {}).get("figure", {})
-    for fid, number in list(figures.items()):
-        if number and number[0] != ROOT_PREFIX:
-            figures[fid] = (ROOT_PREFIX, *number)
+    put :data:`ROOT_PREFIX` before each number on the root page, and each page's prefix of
+    :data:`PAGE_PREFIXES` on those pages; idempotent, since a later build may keep the numbers."""
+    for page, prefix in ((app.config.root_doc, ROOT_PREFIX), *PAGE_PREFIXES.items()):
+        figures = env.toc_fignumbers.get(page, {}).get("figure", {})
+        for fid, number in list(figures.items()):
+            if number and number[0] != prefix:
+                figures[fid] = (prefix, *number)
 
 
 def setup(app):

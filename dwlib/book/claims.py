@@ -28,6 +28,7 @@ from dwlib.experiments import transition as tr
 from dwlib.experiments.catalogue import AUTHORS_1T_DEPTH, AUTHORS_1T_WIDTH, gpt3_table, trillion_projection
 from dwlib.experiments.presets import get_preset
 from dwlib.train.model import Decoder, ModelConfig, count_parameters
+from dwlib.viz.claims import verdict_grid
 
 #: the verdicts a row can have, in the order the chapter counts them
 VERDICTS = ("agrees", "agrees within the tolerance", "partly", "differs", "not reproduced", "not testable here")
@@ -633,6 +634,76 @@ def takeaway(table: list[dict]) -> str:
                    f"and {pairs_verdicts.of(len(borne), len(trained), 'trained claim', 'is', 'are')} borne out in full at "
                    "the sizes trained here")
     return f"Read together: {theory}; {printed}; {experiments}."
+
+
+#: the figure's rows: the kinds of check, then the claims no check here can reach
+GRID_ROWS = {ARITHMETIC: "the paper's own formulas", COMPUTED: "networks computed here",
+             TRAINED: "networks trained here", "not testable here": "not testable here"}
+
+
+def _grid_row(r: dict) -> str:
+    return GRID_ROWS["not testable here" if r["agreement"] == "not testable here" else r["kind"]]
+
+
+def _plain(text: str) -> str:
+    """A claim as a tooltip shows it: the table's inline math in plain symbols."""
+    return fmt.math_label(text.replace("$", "").replace("\\log_3", "log3").replace("\\log", "log")
+                          .replace("\\", ""))
+
+
+def figure_findings(table: list[dict]) -> list[str]:
+    """The figure's finding, one short line per kind of check tested (short enough for a phone's
+    column): how many of its claims hold in full, and in part."""
+    short = {ARITHMETIC: "the paper's formulas", COMPUTED: "computed networks", TRAINED: "trained networks"}
+    lines = []
+    for kind in (ARITHMETIC, COMPUTED, TRAINED):
+        group = [r for r in table if r["kind"] == kind and r["agreement"] != "not testable here"]
+        if not group:
+            continue
+        full = sum(r["agreement"] in ("agrees", "agrees within the tolerance") for r in group)
+        part = sum(r["agreement"] == "partly" for r in group)
+        lines.append(f"{short[kind]}: {full} of {len(group)} hold" + (f", {part} in part" if part else ""))
+    return lines
+
+
+def chart(table: list[dict] | None = None):
+    """Every claim of the table as one mark, in a row by what its check rests on, coloured and
+    shaped by its verdict; the subtitle gives the finding per row."""
+    table = rows() if table is None else table
+    order = {v: i for i, v in enumerate(VERDICTS)}
+    data = []
+    for name in GRID_ROWS.values():
+        group = sorted((r for r in table if _grid_row(r) == name), key=lambda r: order[r["agreement"]])
+        data += [{"group": name, "position": i, "verdict": r["agreement"], "claim": _plain(r["claim"])}
+                 for i, r in enumerate(group)]
+    return verdict_grid(pd.DataFrame(data), "Where the paper's claims hold", figure_findings(table))
+
+
+def figure_caption(table: list[dict] | None = None) -> str:
+    """The figure's caption: what to conclude, per kind of check (the subtitle gives the counts),
+    then the layout."""
+    table = rows() if table is None else table
+
+    def tested(kind):
+        return [r for r in table if r["kind"] == kind and r["agreement"] != "not testable here"]
+    full = ("agrees", "agrees within the tolerance")
+    slips = sum(r["agreement"] not in full for r in tested(ARITHMETIC))
+    partly = sum(r["agreement"] == "partly" for r in tested(COMPUTED))
+    wrong = sum(r["agreement"] not in (*full, "partly") for r in tested(COMPUTED))
+    trained = tested(TRAINED)
+    borne = sum(r["agreement"] in full for r in trained)
+    arithmetic = ("The paper's printed numbers follow from its formulas" if not slips else
+                  f"The paper's printed numbers follow from its formulas but for {pairs_verdicts.words(slips)}")
+    theory = ("its theory holds on every network computed here" if not partly and not wrong else
+              f"its theory holds on the networks computed here, {pairs_verdicts.words(partly)} statement"
+              f"{'s' * (partly != 1)} in part" if not wrong else
+              "some of its theory does not hold on the networks computed here")
+    experiments = ("and every trained claim the book could test holds" if borne == len(trained) else
+                   "and none of the trained claims the book could test holds in full at the sizes trained here"
+                   if not borne else f"and {pairs_verdicts.of(borne, len(trained), 'trained claim', 'holds', 'hold')} "
+                   "in full at the sizes trained here")
+    return (f"{arithmetic}; {theory}; {experiments}. Each mark is one claim of the table below, in a row by what "
+            "its check rests on, coloured and shaped by the book's verdict; point at a mark to read its claim.")
 
 
 #: how the claims chapter names the sizes the doubling sweep read

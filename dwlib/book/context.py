@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
+from dwlib import fmt
 from dwlib.book import Table
 from dwlib.core.collapse import VARIANTS
 from dwlib.errors import require
@@ -135,7 +138,15 @@ def collapse_live(rows: list[dict], layers=(0, 1, 2, 3, 4, 6, 8, 12)):
         "rc_mlp_3": float(table.loc["attention + MLP", 3]),
         "rc_resid_end": float(resid[depth]),
         "rc_paper_end": float(table.loc["paper layer (eqs. 1-2)", depth])})
-    return table[list(layers)].map(lambda v: f"{v:.1e}"), values
+    for l in (1, 2, 3):  # as the prose writes them
+        values[f"rc_pure_{l}_text"] = _written(values[f"rc_pure_{l}"])
+    values["rc_mlp_3_text"] = _written(values["rc_mlp_3"])
+    return table[list(layers)].map(_written), values
+
+
+def _written(v: float) -> str:
+    """A residual as a reader writes it: 0.85, 0.041, 5.1 × 10⁻⁷ (two significant digits), 0."""
+    return fmt.power_of_ten(math.log10(v), 2, superscript=True) if v > 0 else "0"
 
 
 def collapse_grid_numbers(grid: dict) -> dict:

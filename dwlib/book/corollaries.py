@@ -61,9 +61,10 @@ def corollary1_example(width: int = W, heads: int = H, depth: int = L, shallow_d
     rows = {
         f"depth-{depth} network's lower bound, log3 sep": f"{r['log3_sep_target']:.2f}",
         f"width d_s the {shallow} needs": ("any (no widening)" if r["any_width"]
-                                            else fmt.power_of_ten(r["log10_width"], 3)),
+                                            else fmt.power_of_ten(r["log10_width"], 3, superscript=True)),
         f"widening factor w = d_s / {width:,}": ("\N{EM DASH}" if r["any_width"] else
-                                               fmt.power_of_ten(r["log10_width"] - math.log10(width), 3)),
+                                               fmt.power_of_ten(r["log10_width"] - math.log10(width), 3,
+                                                                superscript=True)),
         f"eq. (7) bounds the {shallow} (L_s < log3 d_s)": "yes" if r["shallow_in_theorem1"] else "no: void",
     }
     return pd.DataFrame({f"width {width:,}, {heads} heads": list(rows.values())}, index=list(rows))
@@ -77,7 +78,9 @@ def corollary1_table(width: int = W, heads: int = H, depth: int = L) -> pd.DataF
     rows = []
     for Ls in range(1, depth - 1):
         r = bounds.corollary1_width(width, heads, depth, Ls)
-        rows.append({"shallow depth": Ls, "required width d_s": f"{r['width']:.3g}",
+        # three significant digits; from 1,000 up as 7.34 × 10¹⁵ (a reader's form, not 7.34e+15)
+        shown = fmt.sci(r["log10_width"], 3, superscript=True) if r["width"] >= 1e3 else f"{r['width']:.3g}"
+        rows.append({"shallow depth": Ls, "required width d_s": shown,
                      "log10 d_s": round(r["log10_width"], 3),
                      "log10 of w = d_s / d_x": round(r["log10_width"] - math.log10(width), 3),
                      "eq. (7) applies to it (L_s < log3 d_s)": "yes" if r["shallow_in_theorem1"] else "no: row void"})
@@ -123,8 +126,9 @@ def readings_table() -> pd.DataFrame:
             "reading": READING_NAMES[r["reading"]],
             "what changes": READING_CHANGES[r["reading"]],
             "deep target log3 sep": f"{t:.2f}" if t is not None else t_text,
-            # as the paper writes them (one digit, 2 x 10^17) in its row, to two digits in the others
-            **{f"d_s for L_s = {Ls}": fmt.sci(math.log10(r[f"width_Ls{Ls}"]), 1 if r["reading"] == "paper" else 2)
+            # as the paper writes them (one digit, 2 × 10¹⁷) in its row, to two digits in the others
+            **{f"d_s for L_s = {Ls}": fmt.sci(math.log10(r[f"width_Ls{Ls}"]), 1 if r["reading"] == "paper" else 2,
+                                              superscript=True)
                for Ls in (2, 3)},
             "paper's range, same shallow side": (_range_text(shallow) if t is not None else
                                                  "; ".join(f"{_range_text(side)} ({side})" for side in ("log3", "ln"))),
@@ -146,8 +150,8 @@ def corollary2_table() -> pd.DataFrame:
                          "constant c": c, "beta1": round(r["beta1"], 3), "beta2": round(r["beta2"], 2),
                          "shallow depth": round(r["shallow_depth"], 2),
                          "log10 shallow width": round(r["log10_shallow_width"], 2),
-                         "shallow lower": fmt.power_of_ten(math.log10(r["shallow_lower"]), 3),
-                         "deep upper": fmt.power_of_ten(math.log10(r["deep_upper"]), 3),
+                         "shallow lower": fmt.power_of_ten(math.log10(r["shallow_lower"]), 3, superscript=True),
+                         "deep upper": fmt.power_of_ten(math.log10(r["deep_upper"]), 3, superscript=True),
                          "eq. (9) by the bounds": r["holds"], "smallest c": round(c_min, 4)})
     return pd.DataFrame(rows).set_index(["deep network", "constant c"])
 
@@ -195,17 +199,17 @@ def numbers() -> dict:
     one = bounds.corollary2(1024, 16, 24, constant=1.0)
     return {
         "c1_target": target,
-        # widths as the tables write them, 7.3 × 10^15
-        "c1_w2": fmt.sci(math.log10(bounds.corollary1_width(W, H, L, 2)["width"])),
-        "c1_w3": fmt.sci(math.log10(bounds.corollary1_width(W, H, L, 3)["width"])),
+        # widths as the tables write them, 7.3 × 10¹⁵
+        "c1_w2": fmt.sci(math.log10(bounds.corollary1_width(W, H, L, 2)["width"]), superscript=True),
+        "c1_w3": fmt.sci(math.log10(bounds.corollary1_width(W, H, L, 3)["width"]), superscript=True),
         "c1_th": bounds.depth_threshold(W),
         "c1_lo": lo,
         "c1_hi": hi,
         "c1_impl2": implied[0],
         "c1_impl3": implied[1],
         "c1_ln_target": float(ln["log3_sep_target"]),
-        "c1_ln_w2": fmt.sci(math.log10(ln["width_Ls2"])),
-        "c1_ln_w3": fmt.sci(math.log10(ln["width_Ls3"])),
+        "c1_ln_w2": fmt.sci(math.log10(ln["width_Ls2"]), superscript=True),
+        "c1_ln_w3": fmt.sci(math.log10(ln["width_Ls3"]), superscript=True),
         "c1_n_inside": sum(_inside(r["log3_sep_target"], paper_range(SHALLOW_SIDE.get(k, "log3")))
                            for k, r in readings.items()),
         "c1_n_readings": sum(r["log3_sep_target"] is not None for r in readings.values()),
@@ -232,5 +236,6 @@ def width_chart(width: int = W, heads: int = H, depth: int = L):
     for Ls in range(1, depth - 1):
         r = bounds.corollary1_width(width, heads, depth, Ls)
         if r["shallow_in_theorem1"]:
-            rows.append({"shallow depth": Ls, "log10 width": r["log10_width"], "width": fmt.sci(r["log10_width"])})
+            rows.append({"shallow depth": Ls, "log10 width": r["log10_width"],
+                         "width": fmt.sci(r["log10_width"], superscript=True)})
     return corollary1_width_chart(rows, width, heads, depth, math.log10(width))

@@ -183,7 +183,7 @@ def numbers() -> dict:
         return (names[0] if len(names) == 1 else ", ".join(names[:-1]) + ", and " + names[-1]) if names else "none"
 
     worse = _worse
-    split = pv.split_pointer()
+    split = pv.split_at()
 
     def unresolved_text(rs):  # the pairs of a group that are not resolved, and why
         one = [r for r in rs if r["reading"] == claims.SMALL_UNRESOLVED and r["n_seeds"] == 1]
@@ -193,6 +193,10 @@ def numbers() -> dict:
             hw = sorted(r["half_width"] for r in wide)
             spread = f"{hw[0]:.2f}" if len(hw) == 1 else f"{hw[0]:.2f} to {hw[-1]:.2f}"
             parts.append(f"{pairs(wide)}, whose interval holds zero with a half-width of {spread} nats")
+            apart = [(r, split[key]) for r in wide if r["sweep"] == pv.RULE_SWEEP
+                     and (key := (r["shallow"], r["deep"], r["target_budget"])) in split]
+            parts[-1] += "".join(f" (in {pairs([r])}, the {depth}-layer network's seeds split at their chosen rate)"
+                                 for r, depth in apart)
         if one:
             parts.append(f"{pairs(one)}, which has one seed and so no interval")
         return "; and ".join(parts)
@@ -270,8 +274,6 @@ def numbers() -> dict:
         "ds_below_sep_text": ("in none of them" if not sum(map(separated, both_below)) else
                               f"in {sum(map(separated, both_below))} of the {len(both_below)}"),
         "ds_rule_cross": pv.of(n_rule_cross, n_rule, "pair", "crosses"),
-        # the caveat on a pair whose shallower or deeper shape splits its seeds at its chosen rate
-        "ds_split": f"{fmt.capitalised(split)} (the experiments chapter gives why)." if split else "",
         "ds_lr_seeds": _seeds_text(lr_records),
         "ds_below_worse": worse_text(both_below),
         # the Takeaway's sentence on the pairs below their thresholds

@@ -17,7 +17,6 @@ import pandas as pd
 
 from dwlib import fmt
 from dwlib.book import pairs_verdicts as pv
-from dwlib.book.vocabulary import tied_short
 from dwlib.core import bounds, sizes
 from dwlib.errors import InputError
 from dwlib.core.fit import AUTHORS_FIT, optimal_width
@@ -70,7 +69,7 @@ def chart_conclusion(r: dict) -> str:
 
 
 def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
-    """Figure 7.1's caption: what to conclude (from the rule's reading, and the reading on the
+    """Figure 7.2's caption (the measured pairs): what to conclude (from the rule's reading, and the reading on the
     seeds that did not choose the rates where it differs), then the layout as drawn."""
     if r is None:
         r, seeds = reading(), later_seeds()
@@ -480,10 +479,10 @@ def numbers() -> dict:
         "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(SWEEP),
         "fx_result": result_sentence(r), "fx_split": pv.split_sentence(SWEEP),
         "fx_retrained": pv.retrained_sentence(SWEEP), "fx_lone": pv.lone_seed_sentence(SWEEP),
-        "fx_spread_terms": pv.spread_terms(SWEEP), "fx_untied": untied_sentence(),
+        "fx_spread_terms": pv.spread_terms(SWEEP), "fx_untied_design": untied_design_sentence(),
+        "fx_untied": untied_sentence(),
         "fx_pilot": pilot_sentence(r),
         "fx_gpu_pilot": pv.gpu_pilot_sentence(), "fx_authors_reach": authors_reach(r),
-        "fx_tied": tied_short(),
         "fx_takeaway": takeaway_sentence(r),
         "fx_pairs": " ".join(pv.pair_sentence(p) for p in r["pairs"]), "fx_regime": pv.regime_summary(r),
         "fx_paper_form": pv.paper_form_sentence(r), "fx_caption": caption(r, others, others_seeds),
@@ -732,39 +731,54 @@ def untied_reading() -> dict | None:
         return None
 
 
-def _point_text(p: dict, x: dict) -> str:
-    """One (pair, size) point: '2 vs 4 at 100K: +0.050 nats, interval +0.030 to +0.070, the deeper
-    network worse'."""
-    said = {pairs.WORSE: "the deeper network worse", pairs.BETTER: "the deeper network better",
-            pairs.UNRESOLVED: "not resolved"}[x["verdict"]]
-    interval = (f", interval {x['low']:+.3f} to {x['high']:+.3f}" if x["half_width"] is not None else "")
-    return f"{p['shallow']} vs {p['deep']} at {fmt.count(x['target_budget'])}: {x['mean']:+.3f} nats{interval}, {said}"
+def points_table(r: dict) -> pd.DataFrame:
+    """Every (pair, size) point of a reading: the mean deeper-minus-shallower gap, its paired 95%
+    interval and half-width (nats), and the rule's verdict, one row each."""
+    said = {pairs.WORSE: "deeper worse", pairs.BETTER: "deeper better", pairs.UNRESOLVED: "not resolved"}
+    level = f"{r['rule']['level']:.0%}"
+    rows = [{"pair": f"{p['shallow']} vs {p['deep']}", "size": fmt.count(x["target_budget"]),
+             "mean gap": f"{x['mean']:+.3f}",
+             f"{level} interval": (f"{x['low']:+.3f} to {x['high']:+.3f}" if x["half_width"] is not None else "none"),
+             "half-width": (f"{x['half_width']:.3f}" if x["half_width"] is not None else "none"),
+             "verdict": said[x["verdict"]]}
+            for p in r["pairs"] for x in p["points"]]
+    return pd.DataFrame(rows).set_index(["pair", "size"]) if rows else pd.DataFrame()
+
+
+def untied_table() -> pd.DataFrame:
+    """The untied design's points (:func:`points_table`); empty while none is published."""
+    u = untied_reading()
+    return points_table(u) if u else pd.DataFrame()
+
+
+def untied_design_sentence() -> str:
+    """What the second design is, why the rule file added it and how the book reads it."""
+    planned = sorted(get_preset(UNTIED).budgets)
+    return ("The rule file declares a second design, added before any of its runs: the same sweep with an output "
+            "layer of its own instead of one tied to the input embedding. Its reasons are the seed split above "
+            "and the vocabulary chapter's untied control, whose seeds lay close together. It is read by the same "
+            "rule on its own, never pooled with the tied design, and this chapter leads with it once it has "
+            f"all {pv.words(len(planned))} sizes.")
 
 
 def untied_sentence(u: dict | None | bool = None) -> str:
-    """What the second design is, why the rule file added it, how the book reads it, and its
-    verdicts at the sizes it has complete, in a short paragraph; '' while nothing is published.
-    ``u``: a reading (default: :func:`untied_reading`), or False for none."""
+    """The second design's verdicts at the sizes it has complete, per pair, with the precision
+    reached and whether seeds split (a table gives each point's numbers); '' while nothing is
+    published. ``u``: a reading (default: :func:`untied_reading`), or False for none."""
     u = untied_reading() if u is None else u
     if not u:
         return ""
     planned = sorted(get_preset(UNTIED).budgets)
     done = u["budgets"]
-    head = ("The rule file declares a second design, added before any of its runs: the same sweep with an output "
-            "layer of its own instead of one tied to the input embedding. Its reasons are the seed split above "
-            "and the vocabulary chapter's untied control, whose seeds lay close together. It is read by the same "
-            "rule on its own, never pooled with the tied design, and this chapter leads with it once it has "
-            f"all {pv.words(len(planned))} sizes.")
     if not done:
-        return head + " None of its sizes has every seed of every depth."
-    points = sorted(((p, x) for p in u["pairs"] for x in p["points"]), key=lambda px: (px[1]["target_budget"],
-                                                                                      px[0]["shallow"]))
+        return "None of its sizes has every seed of every depth yet."
     power, target = u["power"], u["rule"]["half_width_target"]
     crossed = pv.crossing(u)
-    return (head + f" It has complete results at {pv.count_of(len(done), len(planned), 'size')} "
-            f"({pv._sizes(done)}). By the rule, " + "; ".join(_point_text(p, x) for p, x in points)
-            + f". The half-width is at most {target:g} nats at {power['within']} of these {power['points']} points"
-            + _untied_split()
+    verdicts = "; ".join((x := pv.pair_sentence(p, brief=True))[:1].lower() + x[1:-1] for p in u["pairs"] if p["points"])
+    return (f"It has complete results at {pv.count_of(len(done), len(planned), 'size')} "
+            f"({pv._sizes(done)}). By the rule, {verdicts}. The table below gives each "
+            f"point's gap. The half-width is at most {target:g} nats at {power['within']} of these {power['points']} "
+            "points" + _untied_split()
             + ("" if len(done) < 2 else
                f"; {'no pair crosses' if not crossed else pv.of(len(crossed), len(u['pairs']), 'pair', 'crosses')}")
             + ".")

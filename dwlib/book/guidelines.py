@@ -349,17 +349,7 @@ def _own_numbers() -> dict:
                            + ", so there is no measured slope" if not two
                            else f"{', '.join(two)} {'has' if len(two) == 1 else 'have'} two"),
         "own_scope": scope_sentence(),
-        "own_caveats": own_caveats(),
     }
-
-
-def own_caveats() -> str:
-    """What qualifies the count of crossings, in the words the other chapters use: the doubling
-    sweep's points that rest on seeds which split at their chosen rate
-    (:func:`~dwlib.book.pairs_verdicts.split_pointer`); '' when there are none. (The GPU pilot's
-    largest budget is discussed once, in the experiments chapter.)"""
-    split = pv.split_pointer()
-    return f"One qualification: {split}." if split else ""
 
 
 def _pairs_text(n_sweeps: int, n_pairs: int, n_cross: int) -> str:

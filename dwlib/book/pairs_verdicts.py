@@ -174,14 +174,15 @@ def _interval_text(x: dict) -> str:
     return f"{x['low']:+.3f} to {x['high']:+.3f} nats"
 
 
-def pair_sentence(pair: dict) -> str:
+def pair_sentence(pair: dict, brief: bool = False) -> str:
     """One sentence for one pair: at each size, which network the rule puts ahead, with the mean
-    gap and its paired interval where there is one size, and the transition if there is one."""
+    gap and its paired interval where there is one size (unless ``brief``: a table gives the
+    numbers), and the transition if there is one."""
     deep, shallow, pts = pair["deep"], pair["shallow"], pair["points"]
     d, s = f"{deep}-layer", f"{shallow}-layer"
     if not pts:
         return f"The {d} and {s} networks have no size with results for every seed of both."
-    if len(pts) == 1:
+    if len(pts) == 1 and not brief:
         x = pts[0]
         at = f"At {fmt.count(x['target_budget'])}"
         if x["verdict"] == pairs.UNRESOLVED:
@@ -613,7 +614,7 @@ def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
     key = {(r["depth"], r["target_budget"], r["seed"]): r["key"] for r in records}
     head = (f"At {fmt.listed([fmt.count(g['target_budget']) for g in mixed])} the rate-choosing seeds were trained at an "
             "earlier commit of the code than the other seeds.")
-    out, settled, moved = [], [], 0.0
+    out, settled, moved, most = [], [], 0.0, ""
     for g in mixed:
         mine, rest = sorted(g["select"]), sorted(g["others"])
         again = [by_key.get(key[(g["depth"], g["target_budget"], s)]) for s in rest]
@@ -624,7 +625,11 @@ def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
             continue
         live = [x["eval_loss_live"] for x in again]
         runs = again + [x for x in chose if x]
-        moved = max(moved, *(abs(x["eval_loss_live"] - x["eval_loss_stored"]) for x in runs))
+        seed_of = {key[(g["depth"], g["target_budget"], sd)]: sd for sd in [*mine, *rest]}
+        for x in runs:
+            if abs(x["eval_loss_live"] - x["eval_loss_stored"]) > moved:
+                moved = abs(x["eval_loss_live"] - x["eval_loss_stored"])
+                most = f"seed {seed_of[x['key']]} of {where}"
         seeds = fmt.listed([str(s) for s in mine])
         if all(chose):
             mine_live = [x["eval_loss_live"] for x in chose]
@@ -649,7 +654,8 @@ def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
     if moved >= 0.01:
         split_keys = {key[(g["depth"], g["target_budget"], sd)] for g in mixed for sd in [*g["select"], *g["others"]]}
         rest_moved = [abs(x["eval_loss_live"] - x["eval_loss_stored"]) for x in by_key.values() if x["key"] not in split_keys]
-        text += (f" Retrained, a run of these {'shape' if len(mixed) == 1 else words(len(mixed)) + ' shapes'} moves by up to {moved:.3f} nats"
+        text += (f" Retrained, the runs of {'this shape' if len(mixed) == 1 else 'these shapes'} move by up to {moved:.3f} nats "
+                 f"({most})"
                  + (f", while the {words(len(rest_moved))} other runs retrained move by at most {max(rest_moved):.4f}"
                     if rest_moved else "")
                  + ": the chosen rate is unstable for these shapes.")
@@ -694,6 +700,13 @@ def split_caveat(sweep: str = RULE_SWEEP) -> str:
 def split_points(sweep: str = RULE_SWEEP) -> int:
     """How many (pair, size) points rest on a shape whose seeds split at its chosen rate."""
     return sum(len(_split_pairs(g, sweep)) for g in seed_groups(sweep) if g["split"])
+
+
+def split_at(sweep: str = RULE_SWEEP) -> dict[tuple[int, int, float], int]:
+    """Each (pair, size) point that rests on a shape whose seeds split at its chosen rate, as
+    (shallower depth, deeper depth, target budget), mapped to that shape's depth."""
+    return {(s, d, g["target_budget"]): g["depth"] for g in seed_groups(sweep) if g["split"]
+            for s, d in pairs.rule(sweep)["pairs"] if g["depth"] in (s, d)}
 
 
 def split_pointer(sweep: str = RULE_SWEEP) -> str:

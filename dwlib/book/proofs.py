@@ -9,6 +9,7 @@ import jax
 import numpy as np
 import pandas as pd
 
+from dwlib import fmt
 from dwlib.core import analysed, bounds, proofs, seprank
 from dwlib.experiments import seprank_sweep
 from dwlib.viz.theory import bound_counts_chart
@@ -107,9 +108,10 @@ def lower_count_table(width: int = COUNT_WIDTH, heads: int = COUNT_HEADS, depths
     return pd.DataFrame(rows).set_index("depth L")
 
 
-#: the names of the count chart's series, as its legend shows them
-COUNT_SERIES = ("upper bound (P1): C log3(d_x + H)", "log3 of the monomial count (P4)",
-                "printed lower bound, eq. (7) or (8)")
+#: the names of the count chart's series, as its legend shows them: symbols as a reader writes
+#: them (log₃, dₓ), not as code does
+COUNT_SERIES = tuple(fmt.math_label(name) for name in (
+    "upper bound (P1): C log3(d_x + H)", "log3 of the monomial count (P4)", "printed lower bound, eq. (7) or (8)"))
 
 
 def count_chart_rows(width: int = COUNT_WIDTH, heads: int = COUNT_HEADS, depths=range(2, 15)) -> pd.DataFrame:
@@ -180,11 +182,16 @@ def corollary2_table() -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 # The numbers the prose quotes
 
+def _small(x: float) -> str:
+    """A small non-negative difference as the prose writes it: 2.1 × 10⁻⁶ (not 2.1e-06), or 0."""
+    return fmt.sci(math.log10(x), 2, superscript=True) if x > 0 else "0"
+
+
 def one_layer_numbers(one_layer: dict) -> dict:
     """The numbers the prose quotes from :func:`one_layer_check`'s result."""
     return {
         "pf_ol_w": one_layer["width"], "pf_ol_h": one_layer["heads"], "pf_ol_terms": one_layer["terms"][0],
-        "pf_ol_tol": ONE_LAYER_TOL,
+        "pf_ol_tol": fmt.sci(math.log10(ONE_LAYER_TOL), 1, superscript=True),  # 1 × 10⁻¹², not 1e-12
         "pf_ol_ok": "reproduces" if one_layer[f"sum equals the layer (relative difference < {ONE_LAYER_TOL:g})"] else "does not reproduce",
     }
 
@@ -240,9 +247,9 @@ def numbers() -> dict:
         "pf_n4": next(m["rank"] for m in data["ranks"] if (m["depth"], m["width"], m["heads"]) == (2, 2, 1)),
         "pf_c2_beta2": bert["beta2"], "pf_c2_est": bert["estimate"], "pf_c2_Ls": bert["shallow_depth"],
         "pf_c2_log10w": bert["log10_shallow_width"], "pf_c2_U": bert["deep_upper"],
-        "pf_c2_maxdiff": max(abs(proofs.corollary2_beta2(w, H, L)["beta2"]
-                                 - bounds.corollary2_smallest_constant(w, H, L) * math.log(H) * math.log(w) * math.log(L))
-                             for w, H, L in DEEP.values()),
+        "pf_c2_maxdiff": _small(max(abs(proofs.corollary2_beta2(w, H, L)["beta2"]
+                                        - bounds.corollary2_smallest_constant(w, H, L) * math.log(H) * math.log(w)
+                                        * math.log(L)) for w, H, L in DEEP.values())),
         "pf_c2_factor": 9.0 / proofs.THRESHOLD_FACTOR, "pf_thf": proofs.THRESHOLD_FACTOR,
         "pf_c2_shallower": "In every row" if all(r["shallower"] for r in c2) else "Not in every row",
         "pf_c2_w_lo": min(r["log10_shallow_width"] for r in c2), "pf_c2_w_hi": max(r["log10_shallow_width"] for r in c2),

@@ -166,7 +166,8 @@ def _float_vs_exact(data, ranks, r):
               "sm_fx_bad": f"depth {int(bad.depth)}, width {int(bad.width)}",
               "sm_fx_bad_degree": 3 ** int(bad.depth),  # the degree 3^L of the analysed model's output
               "sm_fx_bad_exact": int(bad.exact), "sm_fx_bad_float": int(bad.float),
-              "sm_fx_bad_max": f"{bad.max_abs_entry:.1e}"}
+              # 2.8 × 10⁷¹, as a reader writes it (not 2.8e+71)
+              "sm_fx_bad_max": fmt.sci(math.log10(bad.max_abs_entry), 2, superscript=True)}
     table = fx[["depth", "width", "templates", "exact", "float", "max_abs_entry", "exact_in_float64"]].rename(
         columns={"exact": "exact rank (GF(p))", "float": "float64 SVD rank", "max_abs_entry": "largest |entry|",
                  "exact_in_float64": "entries exact in float64"}).set_index("depth")

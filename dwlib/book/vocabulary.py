@@ -414,22 +414,11 @@ def tied_sentence(t=STORED) -> str:
             f"within {dp['untied_range']:.3f} nats of each other, against {dp['tied_range']:.3f} tied, and the gap "
             f"is {t['gap_untied']:+.3f} nats against {t['gap_tied']:+.3f}, {side}; seed by seed it changes by "
             f"{-ch['mean']:+.3f} nats ({level} interval {-ch['high']:+.3f} to {-ch['low']:+.3f})."
-            + (" Most of the tied gap at this point came with the seed split, which untying removed; the book does "
-               "not measure this at other sizes." if split else "")
-            + ("" if t["same_code"] else " The tied runs were trained by an earlier version of the code."))
-
-
-def tied_short(t=STORED) -> str:
-    """:func:`tied_sentence` in one sentence, for the experiments chapter, beside the seed split."""
-    t = tied_comparison() if t is STORED else t
-    if t is None:
-        return ""
-    dp = t["shapes"][t["deep"]]
-    return (f"With an output layer of its own instead of one tied to the input embedding, the {t['deep']}-layer "
-            f"network at {fmt.count(t['budget'])} keeps its seeds within {dp['untied_range']:.3f} nats of each "
-            f"other at the same rates (against {dp['tied_range']:.3f} tied), and {t['shallow']} vs {t['deep']} "
-            f"there reads {t['gap_untied']:+.3f} nats instead of {t['gap_tied']:+.3f}, the deeper network still "
-            "the worse.")
+            + (" Most of the tied gap at this point came with the seed split, which untying removed; the "
+               "experiments chapter's second design unties the output layer at every size of the doubling sweep."
+               if split else "")
+            + ("" if t["same_code"] else " The tied and the untied runs were trained at different commits of the "
+                                         "training code."))
 
 
 #: an interval whose end nearest zero lies within this share of its half-width from zero decides

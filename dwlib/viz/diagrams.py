@@ -2,9 +2,10 @@
 depth ablation that the paper's Figure 1 reprints.
 
 - :func:`architecture_diagram`: one layer of a Transformer encoder (eqs. (1)-(2) of the paper)
-  with the parts the analysed network (eq. (3)) keeps, removes and sets aside, in plain-text
-  symbols a reader can read without TeX: W_Q, W_K, W_V, W_O for the paper's W^{Q,l,h}, W^{K,l,h},
-  W^{V,l,h}, W^{O,l,h} (the layer and head are said once, in the subtitle), x_i for x^{l,i}.
+  with the parts the analysed network (eq. (3)) keeps, removes and sets aside, in words and the
+  symbols a reader writes, without TeX: the paper's W^{Q,l,h}, W^{K,l,h}, W^{V,l,h} and W^{O,l,h}
+  named by their role (the query box's "matrix × xᵢ", the "output matrix"; the layer and head are
+  said once, in the subtitle), xᵢ for x^{l,i}, with Unicode subscripts.
 - :func:`depth_ablation_schematic`: the claim of the paper's Figure 1 (Kaplan et al.'s loss
   against non-embedding size, one curve per depth, as Levine et al. read it), drawn as a
   schematic: its curves are shapes, not data, and its axes carry no numbers.
@@ -43,7 +44,7 @@ KIND_NOTES = {
     "set aside": "set aside: appendix or footnote",
 }
 #: said once for every matrix in the boxes: each belongs to one layer and one head
-SUBTITLE = ("W_Q, W_K, W_V, W_O: query, key, value and", "output matrices of layer l, head h; x_i: the", "layer's input at position i")
+SUBTITLE = ("the matrices are those of layer l, head h;", "x\u1d62: the layer's input at position i")
 _PAD = 4  # px between a box's edge and its text
 
 # Approximate advance widths (in em) of the book's chart font (Arimo, metric-compatible with
@@ -81,19 +82,19 @@ def architecture_boxes() -> list[dict]:
         _box(0, W, 0, 44, "set aside", "input embedding and positions",
              "set aside: no effect for realistic vocabulary", "sizes (see The vocabulary bottleneck)"),
         _box(0, W, 54, 434, "frame", "layer l = 1, ..., L"),
-        _box(20, W - 20, 72, 94, "kept", "inputs x_i and x_j, j = 1, ..., N"),
+        _box(20, W - 20, 72, 94, "kept", "inputs x\u1d62 and x\u2c7c, j = 1, ..., N"),
         _box(6, W - 6, 104, 290, "frame", "heads h = 1, ..., H"),
-        _box(q[0], q[1], 118, 160, "kept", "query", "W_Q x_i"),
-        _box(k[0], k[1], 118, 160, "kept", "key", "W_K x_j"),
-        _box(v[0], v[1], 118, 160, "kept", "value", "W_V x_j"),
+        _box(q[0], q[1], 118, 160, "kept", "query", "matrix \u00d7 x\u1d62"),
+        _box(k[0], k[1], 118, 160, "kept", "key", "matrix \u00d7 x\u2c7c"),
+        _box(v[0], v[1], 118, 160, "kept", "value", "matrix \u00d7 x\u2c7c"),
         _box(q[0], k[1], 172, 194, "kept", "score = query \u00b7 key"),
-        _box(q[0], k[1], 206, 234, "removed", "softmax SM_j, scale 1/\u221ad_a", "removed"),
-        _box(q[0], v[1], 246, 268, "kept", "score \u00d7 W_O value"),
-        _box(14, W - 14, 300, 322, "kept", "\u03a3 over positions j and heads h: y_i"),
-        _box(14, W - 14, 334, 362, "set aside", "residual: + x_i", "set aside: in the appendix"),
-        _box(14, W - 14, 374, 424, "removed", "LayerNorm, feed-forward W_FF1,",
-             "ReLU, W_FF2, LayerNorm",
-             "removed (linear maps fold into W_O)"),
+        _box(q[0], k[1], 206, 234, "removed", "softmax over j, scale 1/\u221ad\u2090", "removed"),
+        _box(q[0], v[1], 246, 268, "kept", "score \u00d7 output matrix \u00d7 value"),
+        _box(14, W - 14, 300, 322, "kept", "\u03a3 over positions j and heads h: y\u1d62"),
+        _box(14, W - 14, 334, 362, "set aside", "residual: + x\u1d62", "set aside: in the appendix"),
+        _box(14, W - 14, 374, 424, "removed", "LayerNorm, feed-forward matrix,",
+             "ReLU, second matrix, LayerNorm",
+             "removed (matrices join the output matrix)"),
         _box(20, W - 20, 446, 470, "kept", "output of layer L at i, eq. (4)"),
     ]
 

@@ -61,7 +61,7 @@ def loss_chart(records: list[dict], results: list[dict] | None = None, used: lis
     in_pair = f"indexof({pairs}[pair], datum.depth) >= 0"
     span = [float(df["budget"].min()) / 1.25, float(df["budget"].max()) * 1.25]  # the measured range, a margin either side
     x = alt.X("budget:Q", scale=alt.Scale(type="log", domain=span, nice=False),
-              axis=alt.Axis(format="~s", labelOverlap=True), title="non-embedding parameters N = 12 L d²")
+              axis=alt.Axis(format="~s", labelOverlap=True), title="non-embedding parameters (12 L d²)")
     y = alt.Y("loss:Q", scale=alt.Scale(zero=False), title="held-out loss (nats/token)")
     color = alt.Color("depth:O", scale=alt.Scale(scheme=DEPTH_SCHEME), title="depth",
                       legend=alt.Legend(orient="bottom"))  # below: the plot keeps its width on a phone

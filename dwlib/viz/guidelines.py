@@ -87,7 +87,7 @@ def _budget_x(lo: float, hi: float) -> alt.X:
     """The log-scale budget axis of the charts: ticks at powers of ten, labelled 1M, 1B, 1T; its
     title in two lines, each narrower than a phone's plot."""
     return alt.X("budget:Q", scale=alt.Scale(type="log", domain=[lo, hi]),
-                 title=["non-embedding budget", "N = 12 L d² (parameters)"],
+                 title=["non-embedding budget", "(parameters, 12 L d²)"],
                  axis=alt.Axis(values=_budget_ticks(lo, hi), labelExpr=_BUDGET_LABEL))
 
 

@@ -10,6 +10,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from dwlib import fmt
+
 QUANTITIES = ["measured grid rank", "polynomial-space bound", "Theorem 1 lower bound",
               "Theorem 1 upper bound", "Theorem 2 lower bound", "Theorem 2 upper bound"]
 COLOR = dict(zip(QUANTITIES, ["#000000", "#7f7f7f", "#1f77b4", "#1f77b4", "#d62728", "#d62728"]))
@@ -45,21 +47,26 @@ def rank_chart(ranks: pd.DataFrame, against: str = "depth"):
     1-3) or against width (one panel per depth).
 
     The panels are a wrapped facet (``columns``): a narrow column shows them one above the
-    other. Colour and dash show the same quantity and share one legend."""
+    other. Colour and dash show the same quantity and share one legend. The subtitle says the
+    measurements' positions and heads in words, as the chapter does (4 positions, 1 head)."""
+    setting = ", ".join(f"{fmt.span(sorted({int(v) for v in ranks[col]}))} {noun}"
+                        + ("s" if set(ranks[col]) != {1} else "")
+                        for col, noun in (("positions", "position"), ("heads", "head")))
     if against == "depth":
         df, x = bound_rows(ranks[ranks["width"] <= 3], "width"), "depth L"
-        title = alt.Title("log3 rank against depth", subtitle="widths 1-3, N = 4, H = 1", anchor="start")
+        title = alt.Title("log₃ rank against depth", subtitle=f"widths 1-3, {setting}", anchor="start")
     else:
         df, x = bound_rows(ranks, "depth"), "width d_x"
-        title = alt.Title("log3 rank against width", subtitle="depths 1-3, N = 4, H = 1", anchor="start")
+        title = alt.Title("log₃ rank against width", subtitle=f"depths 1-3, {setting}", anchor="start")
     legend = alt.Legend(orient="bottom", columns=2, title=None)
     colors, dashes = scales(df["quantity"])
     base = alt.Chart(df).encode(
-        x=alt.X(f"{x}:O", title=x),
+        x=alt.X(f"{x}:O", title=fmt.math_label(x)),
         y=alt.Y("log3:Q", title="log₃ of the rank or bound"),
         color=alt.Color("quantity:N", scale=colors, legend=legend),
         strokeDash=alt.StrokeDash("quantity:N", scale=dashes, legend=legend),
-        tooltip=["quantity:N", f"{x}:O", alt.Tooltip("log3:Q", format=".2f")])
+        tooltip=["quantity:N", alt.Tooltip(f"{x}:O", title=fmt.math_label(x)),
+                 alt.Tooltip("log3:Q", title="log₃", format=".2f")])
     panels = df["panel"].nunique()
     return (base.mark_line() + base.mark_point(filled=True, size=40)).properties(width=170, height=200).facet(
         facet=alt.Facet("panel:N", title=None), columns=panels).properties(title=title)

@@ -41,7 +41,7 @@ def width_chart(frame: pd.DataFrame):
                            alt.value("white")))  # the same legend as the colour's: one legend, merged
     return (lines + points).properties(width=200, height=200).facet(
         facet=alt.Facet("panel:N", title=None), columns=2).properties(
-        title=alt.Title("Grid rank against width", subtitle="N = 4, V grown until the rank stops", anchor="start"))
+        title=alt.Title("Grid rank against width", subtitle="4 positions, vocabulary grown until the rank stops", anchor="start"))
 
 
 def depth_chart(frame: pd.DataFrame):
@@ -142,7 +142,7 @@ def trained_chart(reading: dict, rule: dict, width: int = 240):
     top = _interval_panel(gaps, "side", sides, [_rank_name(r) for r in ranks], xscale,
                           f"gap, {deep} − {shallow} layers (nats)", None, width, 26 * len(ranks))
     bottom = _interval_panel(diffs, "reading", READING_LABELS, [_rank_name(r) for r in small], xscale,
-                             "gap at r − gap at full rank (nats)", None, width, 26 * len(small))
+                             "gap minus the gap at full rank (nats)", None, width, 26 * len(small))
     n = max(int(gaps["seeds"].max()), int(diffs["seeds"].max()))
     return alt.vconcat(top, bottom, spacing=14).resolve_scale(color="independent", shape="independent").properties(
         title=alt.Title([f"{shallow} vs {deep} layers ({fmt.count(rule['target_budget'])} parameters)",
