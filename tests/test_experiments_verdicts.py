@@ -65,7 +65,8 @@ def test_a_split_shape_is_found_from_the_runs_and_its_caveat_is_carried():
     pair = next(f"{s} vs {d}" for s, d in RULE["pairs"] if L in (s, d))
     assert f"of {pair}" in caveat and f"at {fmt.count(b)} is no measure of depth" in caveat
     # the chapter's opening counts the points that rest on split seeds and leaves the account below
-    assert f"{pv.words(pv.split_points())} of these points rest on seeds that split" in figure2.result_sentence().lower()
+    n = sum(len(p["points"]) for p in figure2.reading()["pairs"])
+    assert f"{pv.words(pv.split_points())} of the {n} points rest on seeds that split" in figure2.result_sentence().lower()
     # the Discussion names the split where a point it reads rests on it (its smallest size), once
     rest = discussion.numbers()["ds_rest"]
     at_smallest = {k: v for k, v in pv.split_at().items() if k[2] == min(pv.read(pv.RULE_SWEEP)["budgets"])}

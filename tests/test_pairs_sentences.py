@@ -272,6 +272,12 @@ def test_the_second_design_is_read_on_its_own_and_said_with_its_reason():
     design = figure2.untied_design_sentence()
     assert "never pooled with the tied design" in design and "output layer of its own" in design
     assert text.startswith("It has complete results at one of the five sizes (100K).")
+    # the reading without the rate-choosing seeds, as the rule asks: same, or where it changes
+    same = figure2.untied_sentence(u, later=u, seeds=(2, 3, 4, 5))
+    assert same.endswith("On seeds 2 to 5 alone, which did not choose the rates, every verdict is the same.")
+    other = _reading([_pair(2, 4, [_point(1e5, 0.0, 0.02)]), _pair(4, 8, [_point(1e5, 0.01, 0.04)])])
+    changed = figure2.untied_sentence(u, later=other, seeds=(2, 3, 4, 5))
+    assert changed.endswith("the verdict changes at 2 vs 4 at 100K.")
     assert ("By the rule, the 4-layer network is worse than the 2-layer network at 100K; the 8-layer network is "
             "not resolved from the 4-layer network at 100K. The table below") in text
     table = figure2.points_table(u)
@@ -279,3 +285,18 @@ def test_the_second_design_is_read_on_its_own_and_said_with_its_reason():
     assert table.loc[("4 vs 8", "100K")].tolist() == ["+0.010", "-0.030 to +0.050", "0.040", "not resolved"]
     assert "The half-width is at most 0.03 nats at 1 of these 2 points" in text
     assert not any(w in text for w in BULLETIN)
+
+
+def test_a_point_that_repeats_the_vocabulary_control_is_said_to_be_no_independent_evidence():
+    """The untied design's 2 vs 4 at 200K has the vocabulary control's run keys: the book says so,
+    computed from the two sweeps' stored keys."""
+    from dwlib.book import figure2
+    from dwlib.experiments.records import stored_results
+    control = {r["key"] for r in stored_results("vocab-full") if r.get("chosen")}
+    untied = [r for r in stored_results(figure2.UNTIED) if r.get("chosen")]
+    shared = sorted({(r["depth"], r["target_budget"]) for r in untied if r["key"] in control})
+    text = figure2.untied_notes()
+    if not shared:
+        assert "run for run" not in text
+        return
+    assert "run for run, the settings of 2 vs 4 at 200K here" in text and "no evidence independent" in text

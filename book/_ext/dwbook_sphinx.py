@@ -72,9 +72,11 @@ def _number_root_figures(app, env):
     :data:`PAGE_PREFIXES` on those pages; idempotent, since a later build may keep the numbers."""
     for page, prefix in ((app.config.root_doc, ROOT_PREFIX), *PAGE_PREFIXES.items()):
         figures = env.toc_fignumbers.get(page, {}).get("figure", {})
-        for fid, number in list(figures.items()):
-            if number and number[0] != prefix:
-                figures[fid] = (prefix, *number)
+        # Sphinx counts the figures of unnumbered pages on from one page to the next: renumber
+        # each page's own from 1, in their order
+        plain = sorted((number, fid) for fid, number in figures.items() if number and number[0] != prefix)
+        for i, (_, fid) in enumerate(plain, start=1):
+            figures[fid] = (prefix, i)
 
 
 def setup(app):

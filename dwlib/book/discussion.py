@@ -34,6 +34,7 @@ FIGURE1_DEPTHS = (6, 12, 24, 36, 48, 207)
 #: leaves out no run for a loss that rises with size; what leaving out the GPU pilot's largest
 #: budget would give is said apart, :func:`dwlib.book.pairs_verdicts.gpu_pilot_sentence`)
 SWEEPS = {pv.RULE_SWEEP: pv.NAMES[pv.RULE_SWEEP].removeprefix("the "),
+          "cpu-pairs-untied": pv.NAMES["cpu-pairs-untied"].removeprefix("the "),
           "mini": pv.NAMES["mini"].removeprefix("the "),
           "cpu-fig2": pv.NAMES["cpu-fig2"].removeprefix("the "),
           "gpu-slice": pv.NAMES["gpu-slice"].removeprefix("the ")}
@@ -345,7 +346,7 @@ def _declared_sentence(declared: list[dict]) -> str:
         parts.append(f"puts the deeper network behind in {fmt.listed(behind)}")
     if rest:
         parts.append(f"does not in {fmt.listed(rest)}")
-    return (f"In {name}, the one run under the declared rule, the seeds' interval at {at} "
+    return (f"In {name}, the first design run under the declared rule, the seeds' interval at {at} "
             + " and ".join(parts) + ".")
 
 

@@ -356,8 +356,8 @@ def result_sentence(r: dict | None = None) -> str:
                  + (", so no transition can be read." if len(r["budgets"]) == 1 else "."))
     k = pv.split_points(SWEEP)  # the full account follows in the chapter
     if k:
-        text += (f" {fmt.capitalised(pv.words(k))} of these points rest on seeds that split at their chosen rate "
-                 "(see below).")
+        text += (f" {fmt.capitalised(pv.words(k))} of the {len(points)} points rest on seeds that split at their "
+                 "chosen rate (see below).")
     return text
 
 
@@ -480,7 +480,7 @@ def numbers() -> dict:
         "fx_result": result_sentence(r), "fx_split": pv.split_sentence(SWEEP),
         "fx_retrained": pv.retrained_sentence(SWEEP), "fx_lone": pv.lone_seed_sentence(SWEEP),
         "fx_spread_terms": pv.spread_terms(SWEEP), "fx_untied_design": untied_design_sentence(),
-        "fx_untied": untied_sentence(),
+        "fx_untied": untied_sentence(), "fx_untied_notes": untied_notes(),
         "fx_pilot": pilot_sentence(r),
         "fx_gpu_pilot": pv.gpu_pilot_sentence(), "fx_authors_reach": authors_reach(r),
         "fx_takeaway": takeaway_sentence(r),
@@ -761,11 +761,16 @@ def untied_design_sentence() -> str:
             f"all {pv.words(len(planned))} sizes.")
 
 
-def untied_sentence(u: dict | None | bool = None) -> str:
+def untied_sentence(u: dict | None | bool = None, later: dict | None = None, seeds=()) -> str:
     """The second design's verdicts at the sizes it has complete, per pair, with the precision
     reached and whether seeds split (a table gives each point's numbers); '' while nothing is
-    published. ``u``: a reading (default: :func:`untied_reading`), or False for none."""
-    u = untied_reading() if u is None else u
+    published. ``u``: a reading (default: :func:`untied_reading`, with ``later`` its reading on
+    the seeds that did not choose the rates, ``seeds``), or False for none."""
+    if u is None:
+        u = untied_reading()
+        if u:
+            seeds = later_seeds()
+            later = pv.read(UNTIED, seeds=seeds)
     if not u:
         return ""
     planned = sorted(get_preset(UNTIED).budgets)
@@ -775,13 +780,55 @@ def untied_sentence(u: dict | None | bool = None) -> str:
     power, target = u["power"], u["rule"]["half_width_target"]
     crossed = pv.crossing(u)
     verdicts = "; ".join((x := pv.pair_sentence(p, brief=True))[:1].lower() + x[1:-1] for p in u["pairs"] if p["points"])
-    return (f"It has complete results at {pv.count_of(len(done), len(planned), 'size')} "
+    text = (f"It has complete results at {pv.count_of(len(done), len(planned), 'size')} "
             f"({pv._sizes(done)}). By the rule, {verdicts}. The table below gives each "
             f"point's gap. The half-width is at most {target:g} nats at {power['within']} of these {power['points']} "
             "points" + _untied_split()
             + ("" if len(done) < 2 else
                f"; {'no pair crosses' if not crossed else pv.of(len(crossed), len(u['pairs']), 'pair', 'crosses')}")
             + ".")
+    if later is not None:
+        moved = [f"{p['shallow']} vs {p['deep']} at {fmt.count(x['target_budget'])}"
+                 for p, q in zip(u["pairs"], later["pairs"]) for x, y in zip(p["points"], q["points"])
+                 if x["verdict"] != y["verdict"]]
+        text += (f" On seeds {min(seeds)} to {max(seeds)} alone, which did not choose the rates, every verdict is the same"
+                 if not moved else f" On seeds {min(seeds)} to {max(seeds)} alone, which did not choose the rates, the "
+                 f"verdict changes at {fmt.listed(moved)}") + "."
+    return text
+
+
+def untied_notes() -> str:
+    """What qualifies the untied design's points: a seed that lies apart, and the points that
+    repeat the vocabulary chapter's control ('' when neither, or nothing is published)."""
+    if not untied_reading():
+        return ""
+    return " ".join(x for x in (pv.lone_seed_sentence(UNTIED), _untied_repeats()) if x)
+
+
+def _untied_repeats(control: str = "vocab-full") -> str:
+    """Where a complete point of the untied design has, run for run, the settings of the vocabulary
+    chapter's untied control (the same run keys at the chosen rates), so that it is no evidence
+    independent of the control that prompted the design: one sentence, '' when none."""
+    try:
+        theirs = {r["key"]: r["eval_loss"] for r in stored_results(control) if r.get("chosen")}
+    except InputError:
+        return ""
+    mine = [r for r in stored_results(UNTIED) if r.get("chosen")]
+    same = []
+    for s, d in pairs.rule(UNTIED)["pairs"]:
+        for b in sorted({r["target_budget"] for r in mine}):
+            runs = [r for r in mine if r["target_budget"] == b and r["depth"] in (s, d)]
+            if runs and all(r["key"] in theirs for r in runs):
+                diff = max(abs(r["eval_loss"] - theirs[r["key"]]) for r in runs)
+                same.append((f"{s} vs {d} at {fmt.count(b)}", diff))
+    if not same:
+        return ""
+    worst = max(d for _, d in same)
+    return (f"The vocabulary chapter's untied control has, run for run, the settings of "
+            f"{fmt.listed([n for n, _ in same])} here (trained "
+            f"again, the held-out losses agree within {worst:.4f} nats), so "
+            f"{'that point is' if len(same) == 1 else 'those points are'} no evidence independent of the control "
+            "that prompted the design.")
 
 
 def _untied_split() -> str:

@@ -21,7 +21,7 @@ from dwlib.experiments.presets import get_preset
 
 #: the stored sweeps whose transitions the chapter fits, each on its own (their corpora,
 #: learning rates and precisions differ); the GPU slice keeps only its size-limited runs.
-OWN_SWEEPS = ("cpu-pairs", "cpu-fig2", "mini", "gpu-slice")
+OWN_SWEEPS = ("cpu-pairs", "cpu-pairs-untied", "cpu-fig2", "mini", "gpu-slice")
 
 
 def optimal_table(budgets=10.0 ** np.arange(6, 14), fit: Fit = AUTHORS_FIT) -> pd.DataFrame:

@@ -90,8 +90,8 @@ def read_by_rule(sweep: str) -> dict:
     """Any stored sweep read by the declared rule of :data:`RULE_SWEEP`: the doubling sweep over
     its complete budgets (:func:`read`); an earlier sweep over every budget both depths of a
     pair reach, with the seeds it has (one seed gives no interval, so no verdict either way)."""
-    if sweep == RULE_SWEEP:
-        return read(sweep)
+    if sweep == RULE_SWEEP or sweep in pairs.rule(RULE_SWEEP).get("applies_to", {}):
+        return read(sweep)  # a design the rule file names: read by it, over its complete budgets
     rule = pairs.rule(RULE_SWEEP)
     records = stored_results(sweep)
     out = {"rule": rule, "budgets": None, "pairs": []}

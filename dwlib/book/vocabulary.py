@@ -415,7 +415,8 @@ def tied_sentence(t=STORED) -> str:
             f"is {t['gap_untied']:+.3f} nats against {t['gap_tied']:+.3f}, {side}; seed by seed it changes by "
             f"{-ch['mean']:+.3f} nats ({level} interval {-ch['high']:+.3f} to {-ch['low']:+.3f})."
             + (" Most of the tied gap at this point came with the seed split, which untying removed; the "
-               "experiments chapter's second design unties the output layer at every size of the doubling sweep."
+               "experiments chapter's second design, the doubling sweep with its output layer untied, tests this at "
+               "the sweep's other sizes."
                if split else "")
             + ("" if t["same_code"] else " The tied and the untied runs were trained at different commits of the "
                                          "training code."))

@@ -17,7 +17,7 @@ VERDICT_MARKS = {
     "not testable here": ("#999999", "circle"),
 }
 #: the horizontal distance between two claims of a row, in pixels
-STEP = 22
+STEP = 18
 
 
 def verdict_grid(data: pd.DataFrame, title: str, subtitle: list[str]) -> alt.Chart:
@@ -28,16 +28,16 @@ def verdict_grid(data: pd.DataFrame, title: str, subtitle: list[str]) -> alt.Cha
     verdicts = [v for v in VERDICT_MARKS if v in set(data["verdict"])]
     colour = alt.Color("verdict:N", sort=verdicts,
                        scale=alt.Scale(domain=verdicts, range=[VERDICT_MARKS[v][0] for v in verdicts]),
-                       legend=alt.Legend(title="the book's verdict", orient="bottom", columns=2, symbolSize=120))
+                       legend=alt.Legend(title="the book's verdict", orient="bottom", columns=1, symbolSize=100))
     shape = alt.Shape("verdict:N", sort=verdicts,
                       scale=alt.Scale(domain=verdicts, range=[VERDICT_MARKS[v][1] for v in verdicts]),
-                      legend=alt.Legend(title="the book's verdict", orient="bottom", columns=2, symbolSize=120))
+                      legend=alt.Legend(title="the book's verdict", orient="bottom", columns=1, symbolSize=100))
     longest = int(data["position"].max()) + 1
-    return alt.Chart(data).mark_point(filled=True, size=190, opacity=1).encode(
+    return alt.Chart(data).mark_point(filled=True, size=130, opacity=1).encode(
         x=alt.X("position:O", axis=None, scale=alt.Scale(paddingOuter=0.3)),
         y=alt.Y("group:N", sort=groups, title=None,
-                axis=alt.Axis(labelLimit=190, labelFontSize=12, ticks=False, domain=False, labelPadding=6)),
+                axis=alt.Axis(labelLimit=160, labelFontSize=11, ticks=False, domain=False, labelPadding=4)),
         color=colour, shape=shape,
         tooltip=[alt.Tooltip("claim:N", title="claim"), alt.Tooltip("verdict:N", title="verdict")],
-    ).properties(width=STEP * longest, height=30 * len(groups),
+    ).properties(width=STEP * longest, height=26 * len(groups),
                  title=alt.Title(title, anchor="start", subtitle=subtitle))

@@ -97,7 +97,7 @@ _PAGE_JS = r"""(desktop) => {
     const caption = f && [...f.children].find(c => c.tagName === 'FIGCAPTION');
     const number = caption && caption.querySelector('.caption-number');
     const text = caption && caption.querySelector('.caption-text');
-    return !!(number && /^Figure (I\.)?\d+(\.\d+)*$/.test(number.textContent.trim())
+    return !!(number && /^Figure ([IC]\.)?\d+(\.\d+)*$/.test(number.textContent.trim())
               && text && text.textContent.trim());
   };
   const charts = [...article.querySelectorAll('.dw-chart')];
@@ -273,20 +273,21 @@ def _inputs_that_do_not_redraw(page) -> list[str]:
 
 
 def test_book_has_charts_math_widgets_and_sliders():
-    """Across the book, in the built HTML: charts, formulas, explorers' static forms and charts'
-    bound sliders exist (so the per-page checks above have something to check; each page's test
-    moves every bound slider), and no saved widget view: the static pages have no kernel, so an
-    explorer is shown as a chart or its snapshot, never as controls that change nothing
-    (_config.yml, dwlib/viz/widgets.py)."""
+    """Across the book, in the built HTML: charts, formulas and charts' bound sliders exist (so
+    the per-page checks above have something to check; each page's test moves every bound
+    slider), and no saved widget view: the static pages have no kernel, so an explorer is shown
+    as a chart that computes in the page, never as controls that change nothing (_config.yml,
+    dwlib/viz/widgets.py); the chapters hide the output of the live explorers whose chart the
+    page already shows, so no explorer's snapshot repeats it."""
     if not PAGES:
         pytest.fail(f"no built book at {HTML}: run `make book` first")
     text = "".join((HTML / p).read_text(encoding="utf-8") for p in PAGES)
     seen = {"charts": text.count('<div class="dw-chart">'),
             "math": len(re.findall(r'class="math[ "]', text)),
-            "explorer snapshots": text.count('class="dw-explorer-snapshot"'),
             "sliders": len(re.findall(r'"input": "range"', text))}
     assert all(seen.values()), seen
     assert text.count('type="application/vnd.jupyter.widget-view+json"') == 0
+    assert text.count('class="dw-explorer-snapshot"') == 0
 
 
 def test_the_introductions_figures_are_not_the_papers_figure_numbers():
@@ -294,9 +295,10 @@ def test_the_introductions_figures_are_not_the_papers_figure_numbers():
     book's Sphinx extension), never "Figure 1" or "Figure 2", the paper's figures it discusses."""
     if not PAGES:
         pytest.fail(f"no built book at {HTML}: run `make book` first")
-    intro = (HTML / "book" / "intro.html").read_text(encoding="utf-8")
-    numbers = re.findall(r'class="caption-number">Figure ([^ <]+)', intro)
-    assert numbers and all(n.startswith("I.") for n in numbers), numbers
+    for page, prefix in (("intro", "I"), ("claims", "C")):  # the claims page is unnumbered back matter
+        text = (HTML / "book" / f"{page}.html").read_text(encoding="utf-8")
+        numbers = re.findall(r'class="caption-number">Figure ([^ <]+)', text)
+        assert numbers == [f"{prefix}.{i}" for i in range(1, len(numbers) + 1)], (page, numbers)
 
 
 def test_charts_refit_when_the_column_changes(server, browser):
