@@ -36,10 +36,10 @@ def test_the_caption_says_what_to_conclude_from_the_verdicts():
     table = [{"kind": claims.ARITHMETIC, "agreement": "differs"}, {"kind": claims.COMPUTED, "agreement": "agrees"},
              {"kind": claims.TRAINED, "agreement": "not reproduced"}, {"kind": claims.TRAINED, "agreement": "agrees"}]
     cap = claims.figure_caption(table)
-    assert cap.startswith("The paper's printed numbers follow from its formulas but for one; its theory holds on "
+    assert cap.startswith("All but one of the paper's printed numbers follow from its formulas; its theory holds on "
                           "every network computed here; and 1 of the 2 trained claims")
     cap = claims.figure_caption([r | {"agreement": "agrees"} for r in table])
-    assert "every trained claim the book could test holds" in cap and "but for" not in cap
+    assert "every trained claim the book could test holds" in cap and "All but" not in cap
 
 
 def test_the_chapters_figure_caption_is_the_computed_one():

@@ -710,7 +710,7 @@ def figure_caption(table: list[dict] | None = None) -> str:
     trained = tested(TRAINED)
     borne = sum(r["agreement"] in full for r in trained)
     arithmetic = ("The paper's printed numbers follow from its formulas" if not slips else
-                  f"The paper's printed numbers follow from its formulas but for {pairs_verdicts.words(slips)}")
+                  f"All but {pairs_verdicts.words(slips)} of the paper's printed numbers follow from its formulas")
     theory = ("its theory holds on every network computed here" if not partly and not wrong else
               f"its theory holds on the networks computed here, {pairs_verdicts.words(partly)} statement"
               f"{'s' * (partly != 1)} in part" if not wrong else
@@ -720,7 +720,7 @@ def figure_caption(table: list[dict] | None = None) -> str:
                    if not borne else f"and {pairs_verdicts.of(borne, len(trained), 'trained claim', 'holds', 'hold')} "
                    "in full at the sizes trained here")
     return (f"{arithmetic}; {theory}; {experiments}. Each mark is one claim of the table below, in a row by what "
-            "its check rests on, coloured and shaped by the book's verdict; point at a mark to read its claim.")
+            "its check rests on, coloured and shaped by the book's verdict; point at or tap a mark to read its claim.")
 
 
 #: how the claims chapter names the sizes the doubling sweep read

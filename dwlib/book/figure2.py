@@ -50,9 +50,15 @@ def chart():
 
 
 def _short(p: dict) -> list[str]:
-    """One pair's finding in a few words for the subtitle, one line per size: its side and mean
-    gap with its half-width."""
+    """One pair's finding in a few words for the subtitle: at one or two sizes, a line per size
+    with its side and mean gap with its half-width; at more, one line counting the sizes on each
+    side (the gap panel beside it shows each)."""
     side = {pairs.WORSE: "deeper worse", pairs.BETTER: "deeper better", pairs.UNRESOLVED: "not resolved"}
+    if len(p["points"]) > 2:
+        n = {k: sum(x["verdict"] == k for x in p["points"]) for k in side}
+        first, *rest = [k for k in (pairs.WORSE, pairs.BETTER, pairs.UNRESOLVED) if n[k]]
+        return [f"{p['shallow']} vs {p['deep']}: {side[first]} at {n[first]} of {len(p['points'])}"
+                + "".join(f", {n[k]} {side[k].removeprefix('deeper ')}" for k in rest)]
     one = len(p["points"]) == 1
     return [f"{p['shallow']} vs {p['deep']}{'' if one else ' at ' + fmt.count(x['target_budget'])}: "
             f"{side[x['verdict']]} ({x['mean']:+.3f}"
@@ -313,9 +319,10 @@ def reproduced_sentence(r: dict, earlier: list[dict]) -> str:
              f"of the earlier sweeps' pairs, read by the same rule, {pv.of(old, len(earlier), 'pair', 'crosses')}."))
 
 
-def result_sentence(r: dict | None = None) -> str:
+def result_sentence(r: dict | None = None, part: str = "all") -> str:
     """The chapter's result in three sentences: each pair's verdict at the sizes read, the sizes not
-    yet trained in full, and the caveat of a shape whose seeds split at its chosen rate."""
+    yet trained in full, and the caveat of a shape whose seeds split at its chosen rate. ``part``:
+    "head" (the first sentence, the verdict in counts), "detail" (the rest), or "all"."""
     r = r or reading()
     if not r["budgets"]:
         return "No size has every seed of every depth yet, so the declared rule gives no verdict."
@@ -358,7 +365,7 @@ def result_sentence(r: dict | None = None) -> str:
     if k:
         text += (f" {fmt.capitalised(pv.words(k))} of the {len(points)} points rest on seeds that split at their "
                  "chosen rate (see below).")
-    return text
+    return {"all": text, "head": head, "detail": text[len(head):].strip()}[part]
 
 
 def takeaway_sentence(r: dict | None = None) -> str:
@@ -477,16 +484,18 @@ def numbers() -> dict:
     earlier = earlier_rows()
     return {
         "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(SWEEP),
-        "fx_result": result_sentence(r), "fx_split": pv.split_sentence(SWEEP),
+        "fx_result": result_sentence(r), "fx_result_head": result_sentence(r, "head"),
+        "fx_result_detail": result_sentence(r, "detail"), "fx_split": pv.split_sentence(SWEEP),
         "fx_retrained": pv.retrained_sentence(SWEEP), "fx_lone": pv.lone_seed_sentence(SWEEP),
         "fx_spread_terms": pv.spread_terms(SWEEP), "fx_untied_design": untied_design_sentence(),
         "fx_untied": untied_sentence(), "fx_untied_notes": untied_notes(),
         "fx_pilot": pilot_sentence(r),
         "fx_gpu_pilot": pv.gpu_pilot_sentence(), "fx_authors_reach": authors_reach(r),
         "fx_takeaway": takeaway_sentence(r),
-        "fx_pairs": " ".join(pv.pair_sentence(p) for p in r["pairs"]), "fx_regime": pv.regime_summary(r),
+        "fx_regime": pv.regime_summary(r),
         "fx_paper_form": pv.paper_form_sentence(r), "fx_caption": caption(r, others, others_seeds),
-        "fx_transitions": pv.transition_summary(r),
+        # where a pair crosses (the result's counts say whether any does)
+        "fx_transitions": pv.transition_summary(r) if pv.crossing(r) else "",
         "fx_power": pv.power_sentence(r, planned=len(r["rule"]["pairs"]) * len(get_preset(SWEEP).budgets)),
         "fx_others": pv.seeds_sentence(r, others, others_seeds),
         "fx_sizes": pv.size_sentence(r, preset.head_size),

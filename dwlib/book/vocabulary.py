@@ -417,9 +417,7 @@ def tied_sentence(t=STORED) -> str:
             + (" Most of the tied gap at this point came with the seed split, which untying removed; the "
                "experiments chapter's second design, the doubling sweep with its output layer untied, tests this at "
                "the sweep's other sizes."
-               if split else "")
-            + ("" if t["same_code"] else " The tied and the untied runs were trained at different commits of the "
-                                         "training code."))
+               if split else ""))
 
 
 #: an interval whose end nearest zero lies within this share of its half-width from zero decides

@@ -35,17 +35,25 @@ def _loss_rows(records: list[dict], depths, level: float, budgets) -> pd.DataFra
             continue
         iv = pairs.interval(r["losses"], level)
         half = iv["half_width"] or 0.0
-        rows.append({"depth": f"L = {r['depth']}", "budget": r["budget"], "width": r["width"], "loss": iv["mean"],
+        rows.append({"depth": f"L = {r['depth']}", "budget": r["budget"], "target": target, "width": r["width"],
+                     "loss": iv["mean"],
                      "low": iv["mean"] - half, "high": iv["mean"] + half, "seeds": iv["n"],
                      "narrow": r["width"] < WIDE})
     return pd.DataFrame(rows)
+
+
+def size_axis(sizes) -> alt.Axis:
+    """An axis of non-embedding sizes with a tick at each size trained, written as the text writes
+    them (100K, 1.6M)."""
+    return alt.Axis(values=sorted({float(v) for v in sizes}), labelOverlap=True,
+                    labelExpr="replace(format(datum.value, '~s'), 'k', 'K')")
 
 
 def _panel(df: pd.DataFrame, shallow: int, deep: int, width: int, height: int, ydomain, colours):
     require(not df.empty, f"no finished run of depth {shallow} or {deep}")
     colours = {k: v for k, v in colours.items() if k in (f"L = {shallow}", f"L = {deep}")}  # the pair's own legend
     x = alt.X("budget:Q", scale=alt.Scale(type="log", nice=False, padding=12),
-              axis=alt.Axis(format="~s", tickCount=4, labelOverlap=True), title="non-embedding parameters")
+              axis=size_axis(df["target"]), title="non-embedding parameters")
     y = alt.Y("loss:Q", scale=alt.Scale(domain=ydomain, nice=False, zero=False), title="held-out loss (nats/token)")
     scale = alt.Scale(domain=list(colours), range=list(colours.values()))
     legend = alt.Legend(orient="top", title=None)  # one legend: Vega-Lite merges those of one field
@@ -69,7 +77,7 @@ def _gap_panel(rows: list[dict], width: int, height: int, ydomain):
     df = pd.DataFrame([{"budget": r["target_budget"], "gap": r["mean"], "low": r["low"], "high": r["high"],
                         "seeds": r["n"], "verdict": r["verdict"]} for r in rows])
     x = alt.X("budget:Q", scale=alt.Scale(type="log", nice=False, padding=12),
-              axis=alt.Axis(format="~s", tickCount=4, labelOverlap=True), title="non-embedding parameters (target)")
+              axis=size_axis(df["budget"]), title="non-embedding parameters")
     y = alt.Y("gap:Q", scale=alt.Scale(domain=ydomain, nice=False), title="gap, deeper − shallower (nats)")
     verdicts = list(VERDICT_COLOURS)
     legend = alt.Legend(orient="bottom", title=None, columns=1)  # one legend, of colour and shape
