@@ -625,15 +625,18 @@ def tally_sentence(table: list[dict]) -> str:
     return f"Of the {len(table)} claims, {body}."
 
 
+def _tested(table: list[dict], kind: str) -> list[dict]:
+    """The rows of one kind of check (:data:`KINDS`) that the book could test."""
+    return [r for r in table if r.get("kind") == kind and r["agreement"] != "not testable here"]
+
+
 def takeaway(table: list[dict]) -> str:
     """What a reader weighing the paper takes from the table, in words rather than its counts (the
     chapter's opening gives those): whether the theory holds on the networks computed here, whether
     the paper's printed numbers follow from its formulas, and whether its trained claims are borne
     out at the sizes trained here."""
-    def tested(kind):
-        return [r for r in table if r.get("kind") == kind and r["agreement"] != "not testable here"]
     full = ("agrees", "agrees within the tolerance")
-    computed, arithmetic, trained = tested(COMPUTED), tested(ARITHMETIC), tested(TRAINED)
+    computed, arithmetic, trained = (_tested(table, k) for k in (COMPUTED, ARITHMETIC, TRAINED))
     partly = sum(r["agreement"] == "partly" for r in computed)
     theory = ("the paper's theory holds as stated on every network computed here" if all(
         r["agreement"] in full for r in computed) else
@@ -674,7 +677,7 @@ def figure_findings(table: list[dict]) -> list[str]:
     short = {ARITHMETIC: "the paper's formulas", COMPUTED: "computed networks", TRAINED: "trained networks"}
     lines = []
     for kind in (ARITHMETIC, COMPUTED, TRAINED):
-        group = [r for r in table if r["kind"] == kind and r["agreement"] != "not testable here"]
+        group = _tested(table, kind)
         if not group:
             continue
         full = sum(r["agreement"] in ("agrees", "agrees within the tolerance") for r in group)
@@ -700,14 +703,11 @@ def figure_caption(table: list[dict] | None = None) -> str:
     """The figure's caption: what to conclude, per kind of check (the subtitle gives the counts),
     then the layout."""
     table = rows() if table is None else table
-
-    def tested(kind):
-        return [r for r in table if r["kind"] == kind and r["agreement"] != "not testable here"]
     full = ("agrees", "agrees within the tolerance")
-    slips = sum(r["agreement"] not in full for r in tested(ARITHMETIC))
-    partly = sum(r["agreement"] == "partly" for r in tested(COMPUTED))
-    wrong = sum(r["agreement"] not in (*full, "partly") for r in tested(COMPUTED))
-    trained = tested(TRAINED)
+    slips = sum(r["agreement"] not in full for r in _tested(table, ARITHMETIC))
+    partly = sum(r["agreement"] == "partly" for r in _tested(table, COMPUTED))
+    wrong = sum(r["agreement"] not in (*full, "partly") for r in _tested(table, COMPUTED))
+    trained = _tested(table, TRAINED)
     borne = sum(r["agreement"] in full for r in trained)
     arithmetic = ("The paper's printed numbers follow from its formulas" if not slips else
                   f"All but {pairs_verdicts.words(slips)} of the paper's printed numbers follow from its formulas")

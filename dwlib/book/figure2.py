@@ -49,11 +49,15 @@ def chart():
     return chart.properties(title=title)
 
 
+#: each point's verdict in the figure's and the tables' few words
+SIDES = {pairs.WORSE: "deeper worse", pairs.BETTER: "deeper better", pairs.UNRESOLVED: "not resolved"}
+
+
 def _short(p: dict) -> list[str]:
     """One pair's finding in a few words for the subtitle: at one or two sizes, a line per size
     with its side and mean gap with its half-width; at more, one line counting the sizes on each
     side (the gap panel beside it shows each)."""
-    side = {pairs.WORSE: "deeper worse", pairs.BETTER: "deeper better", pairs.UNRESOLVED: "not resolved"}
+    side = SIDES
     if len(p["points"]) > 2:
         n = {k: sum(x["verdict"] == k for x in p["points"]) for k in side}
         first, *rest = [k for k in (pairs.WORSE, pairs.BETTER, pairs.UNRESOLVED) if n[k]]
@@ -743,7 +747,7 @@ def untied_reading() -> dict | None:
 def points_table(r: dict) -> pd.DataFrame:
     """Every (pair, size) point of a reading: the mean deeper-minus-shallower gap, its paired 95%
     interval and half-width (nats), and the rule's verdict, one row each."""
-    said = {pairs.WORSE: "deeper worse", pairs.BETTER: "deeper better", pairs.UNRESOLVED: "not resolved"}
+    said = SIDES
     level = f"{r['rule']['level']:.0%}"
     rows = [{"pair": f"{p['shallow']} vs {p['deep']}", "size": fmt.count(x["target_budget"]),
              "mean gap": f"{x['mean']:+.3f}",
