@@ -42,9 +42,6 @@ from playwright.sync_api import sync_playwright
 CHROMIUM_ARGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--no-first-run", "--disable-quic", "--no-sandbox", "--disable-gpu"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-# The one console message allowed, as in tests/browser/test_pages.py: the vendored ipywidgets
-# HTML manager's own schema makes ajv log it when the script loads.
-HTML_MANAGER_NOTE = "strict mode: use allowUnionTypes to allow union type keyword"
 PAPERS = {"A4": (210.0, 297.0), "Letter": (215.9, 279.4)}  # mm
 MARGIN_MM = {"top": 16.0, "bottom": 18.0, "left": 18.0, "right": 18.0}
 CSS_PX_PER_MM = 96 / 25.4
@@ -246,7 +243,7 @@ def _watch(page, problems: list[str]) -> None:
     refused)."""
     page.on("pageerror", lambda e: problems.append(f"page error: {_line(str(e))}"))
     page.on("console", lambda m: problems.append(f"console {m.type}: {_line(m.text)}")
-            if m.type in ("error", "warning") and not m.text.startswith(HTML_MANAGER_NOTE) else None)
+            if m.type in ("error", "warning") else None)
 
     def route(r):
         u = urlparse(r.request.url)

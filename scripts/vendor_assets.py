@@ -32,9 +32,8 @@ FILES = {  # npm package -> files copied (relative to the package), destination 
 }
 TREES = {  # whole folders: MathJax loads its components and fonts relative to itself
     "mathjax": ("es5", "mathjax"),
-    "@jupyter-widgets/html-manager": ("dist", "html-manager"),
 }
-SKIP_SUFFIXES = (".map", "embed-amd.js", "libembed-amd.js", ".LICENSE.txt")
+SKIP_SUFFIXES = (".map", ".LICENSE.txt")
 # Fontsource packages -> the stylesheets of the faces the book uses (regular, italic, bold, bold
 # italic; a weight in between is drawn with the nearest of these). Arimo has the metrics of Arial
 # and Liberation Sans, Cousine those of Courier New and Liberation Mono. book/assets/dwbook.css

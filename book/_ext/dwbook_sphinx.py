@@ -3,7 +3,7 @@
 - Removes exact duplicate ``<script>`` entries from each page. Sphinx 7.4 writes inline
   scripts that extensions add after the builder starts twice; sphinx-thebe's
   ``const THEBE_JS_URL = ...`` then raises a SyntaxError on every page.
-- Adds the MathJax 2 shim that the saved-widget renderer needs (see assets/mathjax2-shim.js).
+- Leaves out the saved widget state and the ipywidgets HTML manager, which the static pages never use.
 - Adds assets/dwcharts.js, which fits each chart to its column (a phone's included), after
   the Vega libraries (``html_js_files`` come at priority 800) and before the charts' scripts.
 - Adds assets/dwmath.js, which draws a display formula wider than its column smaller, down to
@@ -32,6 +32,12 @@ from sphinx import addnodes
 
 
 
+#: what myst-nb adds to a page whose notebook saved widget state: the state and the ipywidgets
+#: HTML manager that would draw it. The static book never draws a widget view
+#: (nb_mime_priority_overrides in _config.yml), so neither is sent.
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
     scripts = context.get("script_files")
     if not scripts:
@@ -39,9 +45,9 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
     seen, unique = set(), []
     for js in scripts:
         # Inline scripts carry filename None or "" depending on how they were added.
-        key = (getattr(js, "filename", None) or "",
-               tuple(sorted((getattr(js, "attributes", {}) or {}).items())))
-        if key in seen:
+        attributes = getattr(js, "attributes", {}) or {}
+        key = (getattr(js, "filename", None) or "", tuple(sorted(attributes.items())))
+        if key in seen or attributes.get("type") == WIDGET_STATE or "html-manager" in key[0]:
             continue
         seen.add(key)
         unique.append(js)
@@ -84,7 +90,6 @@ def setup(app):
     app.add_role("figref", _figref)
     app.connect("env-check-consistency", _number_root_figures)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
-    app.add_js_file("mathjax2-shim.js", priority=100)
     app.add_js_file("dwcharts.js", priority=900)
     app.add_js_file("dwmath.js", priority=900)
     app.add_css_file("dwbook.css")

@@ -20,11 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # `jupyter-book build --path-output DIR` writes DIR/_build/html).
 HTML = Path(os.environ.get("DWLIB_BOOK_HTML") or ROOT / "_build" / "html").resolve()
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
-# The one console message allowed, by its exact start: @jupyter-widgets/html-manager 1.0.15
-# (the newest) compiles its own widget-state schema, which has a union type, with ajv's
-# defaults, and ajv logs this warning when the script loads. The schema and ajv's options
-# are inside the vendored bundle; nothing the book writes causes it.
-HTML_MANAGER_NOTE = "strict mode: use allowUnionTypes to allow union type keyword"
 PAGES = sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
                if "_static" not in p.parts and "_sources" not in p.parts) if HTML.is_dir() else []
 
@@ -52,7 +47,7 @@ def open_page(browser, url, viewport="desktop"):
     problems = []
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type in ("error", "warning") and not m.text.startswith(HTML_MANAGER_NOTE) else None)
+            if m.type in ("error", "warning") else None)
 
     def on_request(req):
         u = urlparse(req.url)
