@@ -104,6 +104,11 @@ def sci(log10_x: float, digits: int = 2, superscript: bool = False) -> str:
     return f"{mantissa} × 10^{exponent}"
 
 
+def ten_to(exponent: int) -> str:
+    """A whole power of ten as a reader writes it: 12 -> '10¹²', -4 -> '10⁻⁴'."""
+    return f"10{str(int(exponent)).translate(_SUPERSCRIPTS)}"
+
+
 def span(values) -> str:
     """'a' when all values are equal, else 'a to b' (smallest to largest)."""
     lo, hi = min(values), max(values)

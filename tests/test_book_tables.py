@@ -143,3 +143,20 @@ def test_a_tables_labels_read_as_symbols_and_its_true_false_columns_as_yes_no():
     assert list(shown.columns) == ["log\u2083 sep", "ok"] and shown.index.name == "width d\u2093"
     assert list(shown["ok"]) == ["yes", "no"]
     assert list(frame.columns) == ["log3 sep", "ok"] and frame["ok"].dtype == bool  # the frame itself is kept
+
+
+def test_negative_numbers_in_tables_carry_a_minus_sign_not_a_hyphen():
+    frame = pd.DataFrame({"gap": [-0.216, 0.094], "interval": ["-0.3 to -0.1", "+0.0 to +0.2"],
+                          "label": ["eq-1", "x"]})
+    shown = Table(frame, "gaps")._repr_html_()
+    assert "\N{MINUS SIGN}0.216" in shown and "\N{MINUS SIGN}0.3 to \N{MINUS SIGN}0.1" in shown
+    assert "-0." not in shown and "eq-1" in shown  # a hyphen inside a word stays
+    from dwlib.book import _frame_html  # a plain frame as a chapter shows it
+    assert "\N{MINUS SIGN}0.216" in _frame_html(frame) and "-0." not in _frame_html(frame)
+
+
+def test_a_table_may_carry_a_note_under_it_and_no_caption():
+    t = Table(pd.DataFrame({"width": ["64\N{DAGGER}"]}), None, note="\N{DAGGER} a width under 200 & more")
+    html = t._repr_html_()
+    assert "<caption>" not in html and html.rstrip().endswith('<p class="dw-table-note">\N{DAGGER} a width under 200 &amp; more</p>')
+    assert repr(t).endswith("\n\N{DAGGER} a width under 200 & more") and not repr(t).startswith("None")

@@ -379,9 +379,13 @@ def test_rank_chart_is_a_wrapped_facet_with_one_legend(ranks):
     assert spec["columns"] == 3 and "facet" in spec
     views = list(_layers(spec))
     assert len(views) == 2
-    for v in views:  # colour and dash of one field share one legend: no "conflicting legend property"
-        enc = {**spec["spec"].get("encoding", {}), **v.get("encoding", {})}
-        assert enc["color"]["legend"] == enc["strokeDash"]["legend"] and enc["color"]["legend"]["orient"] == "bottom"
+    encs = [{**spec["spec"].get("encoding", {}), **v.get("encoding", {})} for v in views]
+    # the lines' colour and dash of one field share one legend (no "conflicting legend property"),
+    # drawn as line swatches that show the dash; the points' colour is under the same legend
+    lines = [e for e in encs if "strokeDash" in e]
+    assert len(lines) == 1 and lines[0]["color"]["legend"] == lines[0]["strokeDash"]["legend"]
+    assert lines[0]["color"]["legend"]["orient"] == "bottom" and lines[0]["color"]["legend"]["symbolType"] == "stroke"
+    assert all(e["color"]["legend"] == lines[0]["color"]["legend"] for e in encs)
 
 
 def test_transition_chart_without_crossings_spans_every_pair():

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import html
+import re
 import textwrap
 
 import pandas as pd
@@ -46,8 +47,15 @@ def readable(frame: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
+def true_minus(html_text: str) -> str:
+    """HTML with the minus sign of each negative number in its text written as a minus (−), not a
+    hyphen: '-0.216 to +0.094' -> '−0.216 to +0.094'. Tags and attributes are left alone."""
+    return re.sub(r">([^<]*)<", lambda m: ">" + re.sub(r"(^|[\s(])-(?=\.?\d)", "\\1\N{MINUS SIGN}", m.group(1)) + "<",
+                  html_text)
+
+
 def _frame_html(frame: pd.DataFrame) -> str:
-    return readable(frame)._repr_html_()
+    return true_minus(readable(frame)._repr_html_())
 
 
 def setup() -> str:
@@ -68,21 +76,31 @@ class Table:
     """A table with a caption above it: ``frame`` shown in full, missing values as ``missing``.
 
     For tables quoted from other papers, whose caption names what they hold and where they come
-    from; a caption in the table wraps with the column, where a printed line would not.
+    from; a caption in the table wraps with the column, where a printed line would not. A
+    ``note`` (optional) is printed under the table, for what a mark in its cells means ("†: ...");
+    a table with a note alone may have no caption (``caption=None``).
     """
 
-    def __init__(self, frame: pd.DataFrame, caption: str, missing: str = "\N{EM DASH}"):
-        self.frame, self.caption, self.missing = frame, caption, missing
+    def __init__(self, frame: pd.DataFrame, caption: str | None, missing: str = "\N{EM DASH}",
+                 note: str | None = None):
+        self.frame, self.caption, self.missing, self.note = frame, caption, missing, note
 
     def _repr_html_(self) -> str:
         # a running row number (an unnamed default index) is no column of the quoted table
         plain = isinstance(self.frame.index, pd.RangeIndex) and self.frame.index.name is None
-        body = readable(self.frame).to_html(na_rep=self.missing, classes="dw-table", border=0, index=not plain)
-        return body.replace(">", f"><caption>{html.escape(self.caption)}</caption>", 1)
+        body = true_minus(readable(self.frame).to_html(na_rep=self.missing, classes="dw-table", border=0,
+                                                       index=not plain))
+        if self.caption:
+            body = body.replace(">", f"><caption>{html.escape(self.caption)}</caption>", 1)
+        if self.note:
+            body += f'\n<p class="dw-table-note">{html.escape(self.note)}</p>'
+        return body
 
     def __repr__(self) -> str:
         plain = isinstance(self.frame.index, pd.RangeIndex) and self.frame.index.name is None
-        return f"{self.caption}\n{self.frame.to_string(na_rep=self.missing, index=not plain)}"
+        lines = [self.caption] if self.caption else []
+        lines.append(self.frame.to_string(na_rep=self.missing, index=not plain))
+        return "\n".join(lines + ([self.note] if self.note else []))
 
 
 def glue(name: str, value, display: bool = False) -> None:

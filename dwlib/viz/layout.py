@@ -76,7 +76,7 @@ def plot_widths(lo: int, hi: int, step: float = 1.15) -> list[int]:
 
 
 def narrow_offsets(fractions, ys, texts, height: int, font_size: float, obstacles=(), curves=(),
-                   lo: int = NARROW_WIDTH, hi: int | None = None) -> list:
+                   lo: int = NARROW_WIDTH, hi: int | None = None, margin: float | None = None) -> list:
     """(align, dx, dy) per point (:func:`dwlib.viz.render.place_labels`), judged at every plot
     width of :func:`plot_widths` from ``lo`` to ``hi`` (default: ``lo`` only): ``fractions`` are
     the points' horizontal positions as a fraction of the plot width (0 left, 1 right), ``ys``
@@ -84,16 +84,18 @@ def narrow_offsets(fractions, ys, texts, height: int, font_size: float, obstacle
     the chart draws, which the labels keep clear of, as boxes (fraction, x0, y0, x1, y1) anchored
     at a horizontal fraction of the plot (x0, x1: pixel offsets from it; y0, y1: pixels).
     ``curves``: lines the chart draws, each a sequence of (fraction, y) samples, which no label
-    may touch."""
+    may touch. ``margin``: how many times further than its own point every other point must be
+    from a label (default :data:`dwlib.viz.render.OWN_MARGIN`; larger for a crowded chart)."""
     widths = plot_widths(lo, hi) if hi and hi > lo else []
     lines = [[(f * lo, y) for f, y in curve] for curve in curves]
     boxes = [(f * lo, *rest) for f, *rest in obstacles]
+    extra = {} if margin is None else {"margin": margin}
     return place_labels([f * lo for f in fractions], list(ys), list(texts), lo, height,
-                        font_size=font_size, obstacles=boxes, widths=widths, curves=lines)
+                        font_size=font_size, obstacles=boxes, widths=widths, curves=lines, **extra)
 
 
 def label_rows(fractions, ys, texts, height: int, font_size: float, widest: int, obstacles=(),
-               curves=(), narrowest: int = NARROW_WIDTH) -> list[dict]:
+               curves=(), narrowest: int = NARROW_WIDTH, margin: float | None = None) -> list[dict]:
     """Per point, its label placed for a phone's plots (``narrowest``, the plot a 320 px phone
     draws (:func:`narrow_plot`), to :data:`PHONE_PLOT`) and for wider ones (to
     ``widest``, the chart's width), with
@@ -102,8 +104,8 @@ def label_rows(fractions, ys, texts, height: int, font_size: float, widest: int,
     line's offsets ``lx0``, ``ly0``, ``lx1``, ``ly1`` from the point; the phone's fields end in
     ``_phone``. Drawn by :func:`text_offsets` and :func:`leader_rules`."""
     args = (fractions, ys, texts, height, font_size, obstacles, curves)
-    phone = narrow_offsets(*args, lo=narrowest, hi=min(PHONE_PLOT, widest))
-    wide = narrow_offsets(*args, lo=PHONE_PLOT, hi=widest) if widest > PHONE_PLOT else phone
+    phone = narrow_offsets(*args, lo=narrowest, hi=min(PHONE_PLOT, widest), margin=margin)
+    wide = narrow_offsets(*args, lo=PHONE_PLOT, hi=widest, margin=margin) if widest > PHONE_PLOT else phone
     rows = []
     for text, *places in zip(texts, wide, phone):
         row = {"label": text}
@@ -143,3 +145,19 @@ def band(x: alt.X, y: alt.Y, y2) -> dict:
     x.stack = None
     y.stack = None
     return {"x": x, "y": y, "y2": y2}
+
+
+#: digits and the minus sign as Unicode superscripts (as :func:`dwlib.fmt.sci` writes exponents)
+_SUPERSCRIPT_DIGITS = dict(zip("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079"))
+
+
+def power_of_ten_labels(field: str = "datum.value") -> str:
+    """A Vega expression (an axis's ``labelExpr``) labelling a logarithmic axis as a reader
+    writes its ticks: 1, 10, 10², 10⁻⁶ (not 1e-6), and nothing at a tick that is not a power
+    of ten (Vega may add 2 × and 5 × ticks on a short range)."""
+    exponent = f"round(log({field}) / LN10)"
+    text = f"'' + {exponent}"
+    for digit, sup in _SUPERSCRIPT_DIGITS.items():
+        text = f"replace({text}, regexp('{digit}', 'g'), '{sup}')"
+    return (f"abs({field} / pow(10, {exponent}) - 1) > 1e-6 ? '' : {exponent} == 0 ? '1'"
+            f" : {exponent} == 1 ? '10' : '10' + {text}")
