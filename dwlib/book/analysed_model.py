@@ -7,7 +7,11 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
+from dwlib import fmt
 from dwlib.core import analysed
+
+#: a cell of the counting table whose terms are too many to write out (the prose says so)
+NOT_LISTED = "\N{EM DASH}"
 
 
 def n_params(params) -> int:
@@ -19,7 +23,7 @@ def shapes_table(theta, transformer, x, y, z) -> pd.DataFrame:
     """Input and output shapes and parameter counts of the two networks (per layer in d_x^2)."""
     depth, width, _ = analysed.shape_of(theta)
     return pd.DataFrame({
-        "network": ["analysed, eq. (3)", "Transformer, eqs. (1)-(2)"],
+        "network": ["analysed, eq. (3)", "Transformer, eqs. (1)\u2013(2)"],
         "input shape (positions, width)": [str(x.shape)] * 2,
         "output shape": [str(y.shape), str(z.shape)],
         "parameters": [n_params(theta), n_params(transformer)],
@@ -48,10 +52,10 @@ def homogeneity(theta, transformer, x, t: int = 2, seed: int = 0):
     scaled = t ** analysed.degree(depth) * z
     tf_res = float(jnp.max(jnp.abs(z_tx - scaled)) / jnp.max(jnp.abs(scaled)))
     table = pd.DataFrame({
-        "check": ["y(2x) == 2^9 y(x), integers, depth 2 (all entries)",
+        "check": ["y(2x) = 2\u2079 y(x), integers, depth 2 (all entries)",
                   "same, with residual connections",
-                  "float32, depth 3: relative deviation from 2^27 y(x) below 1e-5",
-                  "Transformer, depth 3: relative deviation from 2^27 z(x) below 1e-5"],
+                  "float32, depth 3: relative deviation from 2\u00b2\u2077 y(x) below 10\u207b\u2075",
+                  "Transformer, depth 3: relative deviation from 2\u00b2\u2077 z(x) below 10\u207b\u2075"],
         "holds": [checks[False], checks[True], float_res < 1e-5, tf_res < 1e-5],
     }).set_index("check")
     numbers = {"hom_exact": "holds" if checks[False] else "fails", "hom_nonzero": nonzero,
@@ -77,13 +81,17 @@ def counting(depths=(1, 2, 3, 4), positions=(2, 3)):
                 row["terms written out"] = len(terms)
                 row["factors per term"] = len(terms[0])
             rows.append(row)
-    counts = pd.DataFrame(rows).astype({"terms written out": "Int64", "factors per term": "Int64"}).set_index(
-        ["depth L", "positions N"])
+    counts = pd.DataFrame(rows).set_index(["depth L", "positions N"])
     same = (counts["C read back: log of the output, base N"] == counts["(3ᴸ − 1)/2"]).all()
     numbers = {"count_ok": "equals" if same else "does not equal",
                "count_big": int(counts.loc[(4, 2), "network output = number of terms"]),
                "count_c4": analysed.summed_indices(4)}
-    return counts, numbers
+    # as a reader sees it: counts with separators, and a dash where the terms are too many to list
+    shown = counts.copy()
+    shown["network output = number of terms"] = shown["network output = number of terms"].map(fmt.integer)
+    for name in ("terms written out", "factors per term"):
+        shown[name] = [NOT_LISTED if pd.isna(v) else fmt.integer(v) for v in shown[name]]
+    return shown, numbers
 
 
 PRIME = 2_147_483_647  # 2^31 - 1, the largest modulus dwlib.core.analysed accepts

@@ -18,6 +18,8 @@ CONSTANTS = (0.05, 0.2, 1.0)
 # The shallow side of eq. (7) under each reading of dwlib.core.bounds.corollary1_readings, as the
 # factor by which it multiplies the printed (3^Ls - 1)/2 log3(d_s + H) at shallow depth Ls.
 SHALLOW_SIDE = {"natural_log_throughout": "ln", "shallow_3^L/2": "3^L/2"}
+#: each shallow side as a cell of the readings table writes it
+SIDE_NAMES = {"log3": "log\N{SUBSCRIPT THREE}", "ln": "ln"}
 SHALLOW_FACTOR = {"log3": lambda Ls: 1.0, "ln": lambda Ls: math.log(3.0), "3^L/2": lambda Ls: 3.0 ** Ls / (3.0 ** Ls - 1)}
 
 
@@ -70,6 +72,11 @@ def corollary1_example(width: int = W, heads: int = H, depth: int = L, shallow_d
     return pd.DataFrame({f"width {width:,}, {heads} heads": list(rows.values())}, index=list(rows))
 
 
+def _signed(x: float, digits: int = 3) -> str:
+    """A value for a table, negative ones with a true minus sign: '−1.646'."""
+    return f"{x:.{digits}f}".replace("-", "\N{MINUS SIGN}")
+
+
 def corollary1_table(width: int = W, heads: int = H, depth: int = L) -> pd.DataFrame:
     """The width :func:`dwlib.core.bounds.corollary1_width` asks of each shallower depth (from 1
     to depth - 2: one layer short of the deep network, every width already reaches the target),
@@ -81,8 +88,8 @@ def corollary1_table(width: int = W, heads: int = H, depth: int = L) -> pd.DataF
         # three significant digits; from 1,000 up as 7.34 × 10¹⁵ (a reader's form, not 7.34e+15)
         shown = fmt.sci(r["log10_width"], 3, superscript=True) if r["width"] >= 1e3 else f"{r['width']:.3g}"
         rows.append({"shallow depth": Ls, "required width d_s": shown,
-                     "log10 d_s": round(r["log10_width"], 3),
-                     "log10 of w = d_s / d_x": round(r["log10_width"] - math.log10(width), 3),
+                     "log10 d_s": _signed(r["log10_width"]),
+                     "log10 of w = d_s / d_x": _signed(r["log10_width"] - math.log10(width)),
                      "eq. (7) applies to it (L_s < log3 d_s)": "yes" if r["shallow_in_theorem1"] else "no: row void"})
     return pd.DataFrame(rows).set_index("shallow depth")
 
@@ -120,8 +127,8 @@ def readings_table() -> pd.DataFrame:
         shallow = SHALLOW_SIDE.get(r["reading"], "log3")
         rng = paper_range(shallow)
         if t is None:
-            t_text = "; ".join(f"{' / '.join(f'{v:.2f}' for v in implied_targets(side))} ({side} shallow side)"
-                               for side in ("log3", "ln"))
+            t_text = "; ".join(f"{' / '.join(f'{v:.2f}' for v in implied_targets(side))} "
+                               f"({SIDE_NAMES[side]} shallow side)" for side in ("log3", "ln"))
         rows.append({
             "reading": READING_NAMES[r["reading"]],
             "what changes": READING_CHANGES[r["reading"]],
@@ -131,7 +138,8 @@ def readings_table() -> pd.DataFrame:
                                               superscript=True)
                for Ls in (2, 3)},
             "paper's range, same shallow side": (_range_text(shallow) if t is not None else
-                                                 "; ".join(f"{_range_text(side)} ({side})" for side in ("log3", "ln"))),
+                                                 "; ".join(f"{_range_text(side)} ({SIDE_NAMES[side]})"
+                                                           for side in ("log3", "ln"))),
             "target within it": (("yes" if rng and rng[0] <= t <= rng[1] else "no") if t is not None
                                  else "\N{EM DASH}"),  # the paper states widths, no target
         })
@@ -194,9 +202,10 @@ def numbers() -> dict:
     readings = {r["reading"]: r for r in bounds.corollary1_readings(W, H, L, (2, 3))}
     implied = readings["paper"]["implied_targets"]
     ln = readings["deep_natural_log"]
-    c_min = bounds.corollary2_smallest_constant(1024, 16, 24)
-    edge = bounds.corollary2(1024, 16, 24, constant=c_min)
-    one = bounds.corollary2(1024, 16, 24, constant=1.0)
+    (bw, bh, bL), = [k for k, name in DEEP.items() if name.startswith("BERT-large")]
+    c_min = bounds.corollary2_smallest_constant(bw, bh, bL)
+    edge = bounds.corollary2(bw, bh, bL, constant=c_min)
+    one = bounds.corollary2(bw, bh, bL, constant=1.0)
     return {
         "c1_target": target,
         # widths as the tables write them, 7.3 × 10¹⁵
@@ -223,6 +232,10 @@ def numbers() -> dict:
         "c2_cmin_bert": c_min,
         "c2_edge_depth": edge["shallow_depth"],
         "c2_edge_log10w": edge["log10_shallow_width"],
+        # the shallower network's width as a reader writes it, and how many times BERT-large's
+        "c2_edge_width": fmt.sci(edge["log10_shallow_width"], superscript=True),
+        "c2_edge_ratio": 10 ** edge["log10_shallow_width"] / bw,
+        "c2_bert_width": bw, "c2_bert_depth": bL,
         "c2_one_depth": one["shallow_depth"],
         "c2_one_beta2": one["beta2"],
     }

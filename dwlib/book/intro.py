@@ -10,6 +10,7 @@ from dwlib import fmt
 from dwlib.book import figure2  # the experiments chapter's verdict, which the introduction states
 from dwlib.book.references import sources
 from dwlib.core.bounds import corollary2, corollary2_smallest_constant, depth_threshold, regime
+from dwlib.experiments import pairs
 from dwlib.experiments.catalogue import load_models
 from dwlib.experiments.presets import get_preset
 
@@ -60,10 +61,31 @@ BERT_LARGE_HEADS = 16
 
 def _corollary2_numbers(width: int, depth: int, heads: int) -> dict:
     """Corollary 2's shallower network for a deep shape, at the smallest constant for which the
-    bounds show it out-ranking the deep one (the corollaries chapter's reading): how many times
-    wider, and how deep."""
+    bounds show it out-ranking the deep one (the corollaries chapter works it out): how many
+    times wider it is."""
     edge = corollary2(width, heads, depth, constant=corollary2_smallest_constant(width, heads, depth))
-    return {"c2_ratio_bert": 10 ** edge["log10_shallow_width"] / width, "c2_depth_bert": edge["shallow_depth"]}
+    return {"c2_ratio_bert": 10 ** edge["log10_shallow_width"] / width}
+
+
+def fit_sentence(r: dict | None = None) -> str:
+    """Where the authors' fit places the first transition of the declared pairs, and what the
+    sizes read leave of that range, in one short sentence (the experiments chapter gives the
+    rest): 'The authors' fit places 2 vs 4's transition between 714K and 1.78M; by the sizes
+    read, it could lie only above 1.6M.' By the rule a transition needs the deeper network ahead
+    at every larger size read, so none lies at or below a size where it is resolved worse."""
+    r = r or figure2.reading()
+    (lo, hi), (s, d) = min((figure2.authors_range(*p), tuple(p)) for p in r["rule"]["pairs"])
+    text = f"The authors' fit places {s} vs {d}'s transition between {fmt.count(lo)} and {fmt.count(hi)}"
+    top = max(r["budgets"]) if r["budgets"] else 0.0
+    if not top:
+        return text + "."
+    if top < lo:
+        return text + ", above the sizes read, so they test the paper's first regime, not its transition."
+    points = next((p["points"] for p in r["pairs"] if (p["shallow"], p["deep"]) == (s, d)), [])
+    worse = [x["target_budget"] for x in points if x["verdict"] == pairs.WORSE]
+    if worse and max(worse) >= lo and not any(x["verdict"] == pairs.BETTER for x in points):
+        return text + f"; by the sizes read, it could lie only above {fmt.count(max(worse))}."
+    return text + "."
 
 
 def numbers() -> dict:
@@ -73,7 +95,7 @@ def numbers() -> dict:
     bert, big = by_name.loc["BERT-large"], by_name.loc["PaLM-540B"]
     return {
         "intro_experiments_short": figure2.intro_short(),  # the Takeaway's one sentence on it
-        "intro_fit": fmt.capitalised(figure2.fit_reach_clause()) + ".",  # where the authors' fit puts a transition
+        "intro_fit": fit_sentence(),  # where the authors' fit puts the first transition, in short
         "intro_experiments": figure2.intro_sentence(),  # what the book's trained sweeps show (experiments)
         "lth_bert_large": float(bert["threshold log3(d_x)"]),
         "width_bert_large": int(bert["width"]),

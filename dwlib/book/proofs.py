@@ -17,6 +17,8 @@ from dwlib.viz.theory import bound_counts_chart
 LOG3 = math.log(3.0)
 DEEP = {"BERT-large": (1024, 16, 24), "GPT-2 XL": (1600, 25, 48), "GPT-3 175B": (12288, 96, 96)}
 COUNT_WIDTH, COUNT_HEADS = 1024, 16  # the example of the count tables (two_regimes uses the same)
+#: the count (P1) as a table's column names it: (d_x + H) to the power C
+COUNT = "(d_x + H)\u1d9c"
 
 
 def _log3(x: float) -> float:
@@ -59,10 +61,26 @@ def stored_against_count() -> pd.DataFrame:
         C = (3 ** m["depth"] - 1) // 2
         rows.append({"depth L": m["depth"], "width d_x": m["width"], "heads H": m["heads"],
                      "positions N": m["positions"], "measured rank": m["rank"],
-                     "(d_x + H)^C": (m["width"] + m["heads"]) ** C,
+                     COUNT: (m["width"] + m["heads"]) ** C,
                      "rank within it": "yes" if m["rank"] <= (m["width"] + m["heads"]) ** C else "no"})
     # one row a network, led by its depth (no running row number)
     return pd.DataFrame(rows).drop_duplicates().set_index("depth L")
+
+
+def depth_one_summary(stored: pd.DataFrame) -> pd.DataFrame:
+    """What the argument of (P2) reads from the stored ranks (:func:`stored_against_count`): at
+    depth 1, per number of heads, the widths measured, and the measured ranks beside d_x + 1 and
+    the count d_x + H (each as its range over the widths). The measurements themselves are the
+    measured-ranks chapter's."""
+    d1 = stored.reset_index()
+    d1 = d1[d1["depth L"] == 1]
+    rows = []
+    for heads, g in d1.groupby("heads H"):
+        w = g["width d_x"]
+        rows.append({"heads H": heads, "widths d_x": fmt.span(sorted(set(w))), "networks": len(g),
+                     "measured rank": fmt.span(list(g["measured rank"])), "d_x + 1": fmt.span(list(w + 1)),
+                     "count d_x + H": fmt.span(list(w + heads))})
+    return pd.DataFrame(rows).set_index("heads H")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,14 +116,35 @@ def count_grid(max_vars: int = 4, max_degree: int = 5) -> pd.DataFrame:
 
 
 def lower_count_table(width: int = COUNT_WIDTH, heads: int = COUNT_HEADS, depths=range(2, 15)) -> pd.DataFrame:
+    """:func:`lower_counts` as a reader sees it (:func:`signed_table`)."""
+    return signed_table(lower_counts(width, heads, depths))
+
+
+def lower_counts(width: int = COUNT_WIDTH, heads: int = COUNT_HEADS, depths=range(2, 15)) -> pd.DataFrame:
     """Eq. (7) or (8)'s lower bound beside log3 C(n + k - 1, k), n = (d_x - H)/2, k = 3^(L-2)."""
     rows = []
     for L in depths:
         r = proofs.lower_bound_count(width, heads, L)
-        rows.append({"depth L": L, "k = 3^(L-2)": r["k"], "theorem": {1: "1, eq. (7)", 2: "2, eq. (8)"}[r["theorem"]],
-                     "lower bound (log3)": round(r["lower"], 2), "log3 C(n+k-1, k)": round(r["log3_count"], 2),
+        rows.append({"depth L": L, K_LABEL: r["k"], "theorem": {1: "1, eq. (7)", 2: "2, eq. (8)"}[r["theorem"]],
+                     "lower bound (log3)": round(r["lower"], 2), COUNT_LOG: round(r["log3_count"], 2),
                      "count minus bound": round(r["log3_count"] - r["lower"], 2)})
     return pd.DataFrame(rows).set_index("depth L")
+
+
+#: the count table's labels as a reader writes them: k = 3ᴸ⁻², log₃ C(n + k − 1, k)
+K_LABEL, COUNT_LOG = "k = 3\u1d38\u207b\u00b2", "log3 C(n + k \u2212 1, k)"
+
+
+def signed_table(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """``frame`` as a reader sees it: its real numbers to ``digits`` decimals with separators and
+    a true minus sign ('−402.98', '1,647.24'); its integers with separators."""
+    def cell(v):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            return v
+        if isinstance(v, (int, np.integer)):
+            return f"{int(v):,}"
+        return f"{v:,.{digits}f}".replace("-", "\N{MINUS SIGN}")
+    return frame.map(cell)
 
 
 #: the names of the count chart's series, as its legend shows them: symbols as a reader writes
@@ -172,8 +211,8 @@ def corollary2_table() -> pd.DataFrame:
     for name, (w, H, L) in DEEP.items():
         r = proofs.corollary2_beta2(w, H, L)
         c = bounds.corollary2_smallest_constant(w, H, L)
-        rows.append({"deep network": name, "L x d_x (H)": f"{L} x {w} ({H})", "log3 d_x": round(_log3(w), 2),
-                     "beta_2": round(r["beta2"], 4), "estimate log3(9U / ((2 - log3 2) d_x))": round(r["estimate"], 4),
+        rows.append({"deep network": name, "L \u00d7 d_x (H)": f"{L} \u00d7 {w:,} ({H})", "log3 d_x": round(_log3(w), 2),
+                     "beta2": round(r["beta2"], 4), "estimate log3(9U / ((2 \u2212 log3 2) d_x))": round(r["estimate"], 4),
                      "c ln H ln d_x ln L (corollaries chapter)": round(c * math.log(H) * math.log(w) * math.log(L), 4),
                      "shallow depth": round(r["shallow_depth"], 2), "log10 shallow width": round(r["log10_shallow_width"], 2)})
     return pd.DataFrame(rows).set_index("deep network")
@@ -202,7 +241,7 @@ def stored_numbers(stored: pd.DataFrame) -> dict:
     d1 = stored[(stored["depth L"] == 1) & (stored["heads H"] == 1)]
     return {
         "pf_st_n": len(stored), "pf_st_all": "all" if bool((stored["rank within it"] == "yes").all()) else "not all",
-        "pf_st_d1_eq": "equals" if bool((d1["measured rank"] == d1["(d_x + H)^C"]).all()) else "does not equal",
+        "pf_st_d1_eq": "equals" if bool((d1["measured rank"] == d1[COUNT]).all()) else "does not equal",
         "pf_st_d1_n": len(d1),
     }
 
@@ -225,9 +264,9 @@ def numbers() -> dict:
     :func:`special_numbers`, each glued right after its check, before the prose quotes it.)"""
     data = seprank_sweep.load()
     v = {(m["varies"], m["positions"]): m["rank"] for m in data["variants"]}
-    counts = lower_count_table(depths=range(2, 30))
+    counts = lower_counts(depths=range(2, 30))
     t1, t2 = counts[counts.theorem.str.startswith("1")], counts[counts.theorem.str.startswith("2")]
-    slope_count = float(counts["log3 C(n+k-1, k)"].iloc[-1] - counts["log3 C(n+k-1, k)"].iloc[-2])
+    slope_count = float(counts[COUNT_LOG].iloc[-1] - counts[COUNT_LOG].iloc[-2])
     slope8 = bounds.theorem2_lower(29, COUNT_WIDTH, COUNT_HEADS) - bounds.theorem2_lower(28, COUNT_WIDTH, COUNT_HEADS)
     nd = n_dependence()
     c2 = [proofs.corollary2_beta2(*shape) for shape in DEEP.values()]
@@ -253,4 +292,7 @@ def numbers() -> dict:
         "pf_c2_factor": 9.0 / proofs.THRESHOLD_FACTOR, "pf_thf": proofs.THRESHOLD_FACTOR,
         "pf_c2_shallower": "In every row" if all(r["shallower"] for r in c2) else "Not in every row",
         "pf_c2_w_lo": min(r["log10_shallow_width"] for r in c2), "pf_c2_w_hi": max(r["log10_shallow_width"] for r in c2),
+        # the same widths as a reader writes them: 2.4 × 10⁵
+        "pf_c2_width_lo": fmt.sci(min(r["log10_shallow_width"] for r in c2), superscript=True),
+        "pf_c2_width_hi": fmt.sci(max(r["log10_shallow_width"] for r in c2), superscript=True),
     }

@@ -17,6 +17,7 @@ from dwlib.experiments.catalogue import gpt3_table, load_models
 WIDTH, HEADS = 1024, 16      # the network whose bounds the chapter follows layer by layer
 ABOVE = (8, 12, 24)          # depths above its threshold (eq. 8)
 BELOW = 5                    # a depth below its threshold (eq. 7), one layer short of the last such depth
+FIGURE_WIDTHS, FIGURE_HEADS = (64, 256, 1024, 4096), 8  # the widths and heads of the chapter's first figure
 PLACED = ("BERT-base", "BERT-large", "GPT-2 Small (124M)", "GPT-2 Medium (355M)", "GPT-2 Large (774M)",
           "GPT-2 XL (1.5B)", "T5-11B")
 
@@ -28,7 +29,7 @@ def growth_table(width: int = WIDTH, heads: int = HEADS, depths=range(1, 7)) -> 
     lower, upper = bounds.theorem1_bounds(Ls, width, heads)
     return pd.DataFrame({"depth L": Ls, "lower log3 sep": lower.round(2), "upper log3 sep": upper.round(1),
                          # depth 1 has no layer below it to compare with
-                         "upper(L) / upper(L-1)": ["\N{EM DASH}", *(f"{r:.3f}" for r in upper[1:] / upper[:-1])]}
+                         "upper(L) / upper(L − 1)": ["\N{EM DASH}", *(f"{r:.3f}" for r in upper[1:] / upper[:-1])]}
                         ).set_index("depth L")
 
 
@@ -63,6 +64,23 @@ def width_for_one_layer(bound, depth: int, width: float = WIDTH, heads: int = HE
     return 3.0 ** hi
 
 
+def signed(x: float, spec: str = ",.1f") -> str:
+    """A number as the prose writes it, negative ones with a true minus sign: '−130.4'."""
+    return format(x, spec).replace("-", "\N{MINUS SIGN}")
+
+
+def figure_numbers(widths=FIGURE_WIDTHS) -> dict:
+    """Where the thresholds of the first figure's widths lie: each (2 decimals), what a factor 4
+    in width moves the threshold by, and the first whole depth past every one of them."""
+    th = [float(bounds.depth_threshold(w)) for w in widths]
+    return {
+        "tr_fig_ratio": int(round(max(widths) / min(widths))),
+        "tr_fig_ths": fmt.listed([f"{t:.2f}" for t in th]),
+        "tr_fig_step": math.log(4, 3),
+        "tr_fig_past": math.floor(max(th)) + 1,
+    }
+
+
 def numbers() -> dict:
     """The numbers the chapter's prose quotes (glue name -> value)."""
     up7 = bounds.theorem1_upper(np.array([5, 6]), WIDTH, HEADS)
@@ -80,6 +98,9 @@ def numbers() -> dict:
         "tr_up24": float(up8[2]),
         **one_layer_numbers(),
         **cliff_numbers(),
+        # negative values as the prose writes them (a true minus sign)
+        "tr_th_up8_text": signed(bounds.theorem2_upper(bounds.depth_threshold(WIDTH) + 1e-9, WIDTH, HEADS)),
+        "tr_cliff_lo8_text": signed(bounds.theorem2_lower(math.floor(bounds.depth_threshold(WIDTH)) + 1, WIDTH, HEADS)),
         "tr_n_models": len(placed),
         "tr_n_above": int((placed["regime"] == "depth-inefficient").sum()),
         # the start of a sentence: 'All 15 published models placed here have their'

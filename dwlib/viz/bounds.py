@@ -20,8 +20,8 @@ from dwlib import fmt
 from dwlib.core.bounds import (C2_FACTOR, LOG3_2, corollary1_width, depth_threshold, regime,
                                separation_rank_bounds)
 from dwlib.errors import InputError
-from dwlib.viz.layout import band, label_rows, leader_rules, narrow_plot, text_offsets
-from dwlib.viz.render import short_label, slider, text_width
+from dwlib.viz.layout import band, label_rows, leader_rules, narrow_plot, power_of_ten_labels, text_offsets
+from dwlib.viz.render import PlacementError, short_label, slider, text_width
 from dwlib.viz.widgets import explorer, int_slider, log_slider
 
 # ---------------------------------------------------------------------------------------------
@@ -38,6 +38,38 @@ def width_ticks(lo: float, hi: float) -> list[int]:
     steps = (1,) if math.log10(hi / lo) >= 3 else (1, 3)
     return [m * 10 ** k for k in decades for m in steps if lo <= m * 10 ** k <= hi]
 
+
+#: Okabe and Ito's colours (told apart by colour-blind readers): Theorem 1's region and band,
+#: Theorem 2's band and region (pink: reddish purple, pale), the regime map's chosen width, the
+#: explorer's depth (purple) and the shallow depth of Corollary 1
+BLUE, VERMILION, PURPLE, ORANGE, GREEN = "#0072b2", "#d55e00", "#cc79a7", "#e69f00", "#009e73"
+#: the widths of the bounds chart, in Okabe and Ito's colours (each also named on its line)
+WIDTH_COLOURS = (BLUE, ORANGE, GREEN, PURPLE, "#56b4e9", VERMILION)
+
+#: digits and the minus sign as Unicode superscripts (as dwlib.fmt.sci writes exponents)
+_SUPERSCRIPTS = dict(zip("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079"))
+
+
+def vega_superscript(expr: str) -> str:
+    """A Vega expression writing the integer ``expr`` in Unicode superscripts (16 -> '¹⁶'), so
+    that a chart's text writes 1.2 × 10¹⁶ as a reader does, not 1.2 × 10^16."""
+    text = f"('' + ({expr}))"
+    for digit, sup in _SUPERSCRIPTS.items():
+        text = f"replace({text}, regexp('{digit}', 'g'), '{sup}')"
+    return text
+
+
+def log_axis(title: str, domain=None) -> dict:
+    """The keywords of ``alt.Y`` for a logarithmic axis labelled at the powers of ten as a reader
+    writes them (1, 10, 10²), narrow enough to leave a phone's plot its width."""
+    scale = alt.Scale(type="log", **({"domain": list(domain), "clamp": True} if domain else {}))
+    return dict(scale=scale, title=title, axis=alt.Axis(labelExpr=power_of_ten_labels()))
+
+
+#: how many times further than its own point any other point stays from a label on the regime
+#: map, where the placer finds such places: more than its default, since the models crowd at
+#: depth 24 on a phone, where a label must be plainly its own point's (a leader line ties it)
+LABEL_MARGIN = 2.5
 
 #: the slider's note on the regime map: font size, and its offsets (px) from the marker
 NOTE_FONT, NOTE_DX, NOTE_DY = 12, 8, 6
@@ -64,13 +96,14 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
               axis=alt.Axis(values=width_ticks(lo, hi), format=",", labelOverlap="greedy"))
     yscale = alt.Scale(type="log", domain=list(depth_range))
     base = alt.Chart(curve).encode(x=x)
-    below = base.mark_area(opacity=0.18, color="#1f77b4").encode(
+    below = base.mark_area(opacity=0.15, color=BLUE).encode(
         **band(x, alt.Y("floor:Q", scale=yscale, title="depth L (layers)"), "threshold:Q"))
-    above = base.mark_area(opacity=0.12, color="#d62728").encode(
+    above = base.mark_area(opacity=0.15, color=PURPLE).encode(
         **band(x, alt.Y("threshold:Q", scale=yscale), "ceiling:Q"))
     line = base.mark_line(color="black").encode(y=alt.Y("threshold:Q", scale=yscale),
-                                                tooltip=[alt.Tooltip("width:Q", format=",.0f"),
-                                                         alt.Tooltip("threshold:Q", format=".2f")])
+                                                tooltip=[alt.Tooltip("width:Q", format=",.0f", title="width dₓ"),
+                                                         alt.Tooltip("threshold:Q", format=".2f",
+                                                                     title="threshold log₃ dₓ (layers)")])
     # The regions' names: Theorem 1's along the bottom, under the curve; Theorem 2's in short
     # lines at the top left, where no real model stands (the narrowest real width, 768, lies
     # near the middle of the x axis); the models' labels keep clear of it (an obstacle below).
@@ -90,7 +123,7 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     step = 0.05
     ends = [round(f(round(float(np.log10(v)) / step, 9)) * step, 10) for f, v in ((math.ceil, lo), (math.floor, hi))]
     start = 3.0
-    log_w = slider("log10_width", *ends, step, start, label="width, power of 10")
+    log_w = slider("log10_width", *ends, step, start, label="log₁₀ width")
     right = f"{log_w.name} > {(float(np.log10(lo)) + float(np.log10(hi))) / 2!r}"
     layers = [below, above, line, region_text]
     if models:
@@ -131,11 +164,16 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
         ticks = width_ticks(lo, hi)
         meta = narrow_plot([f"{10 ** math.floor(math.log10(depth_range[1])):,}"],
                            (fraction(ticks[-1]), f"{ticks[-1]:,}"))
-        rows = label_rows(fx, py, texts, height_px, 10, width_px, obstacles=[region, note, marker_box],
-                          curves=[threshold, dashed], narrowest=meta["narrow_plot"])
+        place = dict(obstacles=[region, note, marker_box], curves=[threshold, dashed],
+                     narrowest=meta["narrow_plot"])
+        try:
+            rows = label_rows(fx, py, texts, height_px, 10, width_px, margin=LABEL_MARGIN, **place)
+        except PlacementError:  # no such places: the placer's own margin
+            rows = label_rows(fx, py, texts, height_px, 10, width_px, **place)
         pts = pd.DataFrame([{"name": " / ".join(shapes[k]), "depth": k[0], "width": k[1], **row}
                             for k, row in zip(keys, rows)])
-        tips = ["name:N", "depth:Q", alt.Tooltip("width:Q", format=",")]
+        tips = [alt.Tooltip("name:N", title="model"), alt.Tooltip("depth:Q", title="depth L"),
+                alt.Tooltip("width:Q", format=",", title="width dₓ")]
         y = alt.Y("depth:Q", scale=yscale)
         layers.append(leader_rules(pts, x, y))
         layers.append(alt.Chart(pts).mark_point(filled=True, size=50, color="black").encode(
@@ -151,13 +189,13 @@ def threshold_chart(models=(), width_range=(10, 2e5), depth_range=(1, 128)):
     # the models' labels (every published model stands above the threshold)
     rule = marker.transform_calculate(floor=repr(float(dash_floor))).mark_rule(
         color="#555", strokeDash=[4, 3]).encode(x=x, y=alt.Y("floor:Q", scale=yscale), y2="threshold:Q")
-    dot = marker.mark_point(size=120, color="#ff7f0e", filled=True).encode(
+    dot = marker.mark_point(size=120, fill=ORANGE, stroke="black", strokeWidth=0.8, filled=True).encode(
         x=x, y=alt.Y("threshold:Q", scale=yscale))
     # The note stays inside the plot, in two short lines: right of the marker in the left half,
     # left of it in the right half.
     note = marker.mark_text(align=alt.expr(f"{right} ? 'right' : 'left'"),
                             dx=alt.expr(f"{right} ? {-NOTE_DX} : {NOTE_DX}"), dy=NOTE_DY, baseline="top",
-                            lineBreak="\n", fontSize=NOTE_FONT, fontWeight="bold", color="#ff7f0e").encode(
+                            lineBreak="\n", fontSize=NOTE_FONT, fontWeight="bold", color="black").encode(
         x=x, y=alt.Y("threshold:Q", scale=yscale), text="text:N")
     layers += [rule, dot, note]
     chart = alt.layer(*layers).add_params(log_w).properties(width=width_px, height=height_px)
@@ -192,20 +230,23 @@ def bounds_chart(widths=(64, 256, 1024, 4096), heads=8, depth_range=(1.0, 24.0),
     df = pd.DataFrame(rows)
     # Legends below the plot: the chart keeps its plot width when narrowed to a phone's column.
     color = alt.Color("width:N", sort=[f"{w:,}" for w in widths], title="width",
+                      scale=alt.Scale(domain=[f"{w:,}" for w in widths], range=list(WIDTH_COLOURS[:len(widths)])),
                       legend=alt.Legend(orient="bottom", columns=2))
-    y = alt.Y("log3_sep:Q", scale=alt.Scale(type="log"), title="log₃ of the separation rank (bounds)")
+    y = alt.Y("log3_sep:Q", **log_axis("log₃ of the separation rank (bounds)"))
     x = alt.X("depth:Q", title="depth L (layers)", scale=alt.Scale(domain=list(depth_range)))
     lines = alt.Chart(df).mark_line().encode(
         x=x, y=y, color=color,
         strokeDash=alt.StrokeDash("bound:N", sort=["lower", "upper"], title="bound",
                                   legend=alt.Legend(orient="bottom", columns=1)),
         detail="theorem:N",
-        tooltip=["width:N", alt.Tooltip("depth:Q", format=".2f"), "bound:N", "theorem:N",
-                 alt.Tooltip("log3_sep:Q", format=",.4g")])
+        tooltip=[alt.Tooltip("width:N", title="width dₓ"), alt.Tooltip("depth:Q", format=".2f", title="depth L"),
+                 alt.Tooltip("bound:N", title="bound"), alt.Tooltip("theorem:N", title="from"),
+                 alt.Tooltip("log3_sep:Q", format=",.4~r", title="log₃ sep")])
     th = pd.DataFrame({"width": [f"{w:,}" for w in widths], "threshold": depth_threshold(np.array(widths, float))})
     rules = alt.Chart(th).mark_rule(strokeDash=[2, 2], opacity=0.7).encode(
         x="threshold:Q", color=color,  # the lines' encoding: one legend, no conflicting properties
-        tooltip=["width:N", alt.Tooltip("threshold:Q", format=".2f", title="threshold (layers)")])
+        tooltip=[alt.Tooltip("width:N", title="width dₓ"),
+                 alt.Tooltip("threshold:Q", format=".2f", title="threshold log₃ dₓ (layers)")])
     # Each width's name written above the right end of its upper bound, in its colour, so the
     # lines can be told apart without the legend. The same colour encoding as the lines: a
     # layer with legend=None would remove the legend the layers share.
@@ -258,7 +299,7 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
     chosen depth and shallow depth, and a text panel: regime, both bounds at the chosen
     depth, and the width Corollary 1 asks of a network of the shallow depth.
     """
-    lw = slider("log2_width", 5, 20, 0.05, math.log2(width), label="width, power of 2")
+    lw = slider("log2_width", 5, 20, 0.05, math.log2(width), label="log₂ width")
     hp = slider("heads", 1, 64, 1, heads, label="heads H")
     dp = slider("depth", 1, int(max_depth), 1, depth, label="depth L")
     sp = slider("shallow_depth", 1, 12, 1, shallow_depth, label="shallow depth (Corollary 1)")
@@ -272,20 +313,22 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
     x = alt.X("L:Q", title="depth L (layers)", scale=alt.Scale(domain=[1, max_depth]))
     # headroom above the bounds (they stay below 1e8 over the sliders' ranges): the text panel
     # at the top sits over empty plot, and the rules start below it (TEXT_BOTTOM)
-    y = alt.Scale(type="log", domain=[0.1, 1e11], clamp=True)
+    axis = log_axis("log₃ of the separation rank (bounds)", domain=[0.1, 1e11])
+    y = axis["scale"]
     t1 = (base.transform_filter(f"datum.L < datum.th && heads < {w}")
           .transform_filter("datum.t1_lower > 0"))
     t2 = (base.transform_filter(f"datum.L > datum.th && heads < {w}")
-          .transform_filter("datum.t2_upper > 0")
-          .transform_calculate(t2_lower_shown="max(datum.t2_lower, 0.1)"))
-    band1 = t1.mark_area(opacity=0.25, color="#1f77b4").encode(
-        **band(x, alt.Y("t1_lower:Q", scale=y, title="log₃ of the separation rank (bounds)"), "t1_upper:Q"))
-    lo1 = t1.mark_line(color="#1f77b4").encode(x=x, y=alt.Y("t1_lower:Q", scale=y))
-    up1 = t1.mark_line(color="#1f77b4", strokeDash=[5, 3]).encode(x=x, y=alt.Y("t1_upper:Q", scale=y))
-    band2 = t2.mark_area(opacity=0.2, color="#d62728").encode(
-        **band(x, alt.Y("t2_lower_shown:Q", scale=y), "t2_upper:Q"))
-    lo2 = t2.mark_line(color="#d62728").encode(x=x, y=alt.Y("t2_lower_shown:Q", scale=y))
-    up2 = t2.mark_line(color="#d62728", strokeDash=[5, 3]).encode(x=x, y=alt.Y("t2_upper:Q", scale=y))
+          .transform_filter("datum.t2_upper > 0"))
+    # eq. (8)'s band and lower bound only where that bound is positive (it says nothing below);
+    # just above the threshold the upper bound is drawn alone
+    t2_band = t2.transform_filter("datum.t2_lower > 0")
+    band1 = t1.mark_area(opacity=0.25, color=BLUE).encode(**band(x, alt.Y("t1_lower:Q", **axis), "t1_upper:Q"))
+    lo1 = t1.mark_line(color=BLUE).encode(x=x, y=alt.Y("t1_lower:Q", scale=y))
+    up1 = t1.mark_line(color=BLUE, strokeDash=[5, 3]).encode(x=x, y=alt.Y("t1_upper:Q", scale=y))
+    band2 = t2_band.mark_area(opacity=0.2, color=VERMILION).encode(
+        **band(x, alt.Y("t2_lower:Q", scale=y), "t2_upper:Q"))
+    lo2 = t2_band.mark_line(color=VERMILION).encode(x=x, y=alt.Y("t2_lower:Q", scale=y))
+    up2 = t2.mark_line(color=VERMILION, strokeDash=[5, 3]).encode(x=x, y=alt.Y("t2_upper:Q", scale=y))
 
     one = alt.Chart(pd.DataFrame({"i": [0]})).transform_calculate(
         w=w, th=_log3(w), L="depth", Ls="shallow_depth")
@@ -297,6 +340,8 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
         lower=f"depth < datum.th ? {eL['t1_lower']} : {eL['t2_lower']}",
         upper=f"depth < datum.th ? {eL['t1_upper']} : {eL['t2_upper']}",
         cor1=vega_corollary1_expression(eL["t1_lower"]),
+    ).transform_calculate(  # the width as m × 10ᵉ, the mantissa to one decimal carried into e
+        cor1_e="floor(datum.cor1) + (round(pow(10, datum.cor1 - floor(datum.cor1)) * 10) >= 100 ? 1 : 0)",
     ).transform_calculate(  # short lines: the panel stays inside a plot narrowed to a phone
         line0="!datum.ok ? 'heads must be below the width' : 'width ' + format(datum.w, ',.0f')"
               " + ', ' + heads + (heads == 1 ? ' head' : ' heads')",
@@ -307,24 +352,24 @@ def bounds_explorer_chart(width: int = 1024, heads: int = 16, depth: int = 6, sh
         line4="!datum.ok ? '' : (depth >= datum.th ? 'Corollary 1 needs a depth below the threshold' : "
               "(shallow_depth >= depth ? 'Corollary 1: pick a shallow depth below the depth' : "
               "(datum.lower <= 0 ? 'Corollary 1: deep lower bound not positive' : "
-              "'Corollary 1: depth ' + shallow_depth + ' needs width ' + format(pow(10, datum.cor1 - floor(datum.cor1)), "
-              "'.1f') + ' × 10^' + floor(datum.cor1))))",
+              "'Corollary 1: depth ' + shallow_depth + ' needs width ' + format(pow(10, datum.cor1 - datum.cor1_e), "
+              "'.1f') + ' × 10' + " + vega_superscript("datum.cor1_e") + ")))",
     )
     # the rules run from under the text panel to the bottom: no line crosses the text
     span = {"y": alt.value(TEXT_BOTTOM), "y2": alt.value(HEIGHT)}
     rule = one.mark_rule(strokeDash=[4, 3], color="black").encode(
         x=alt.X("th:Q", scale=alt.Scale(domain=[1, max_depth])), **span)
-    deep_rule = one.mark_rule(color="#ff7f0e", size=2).encode(
+    deep_rule = one.mark_rule(color=PURPLE, size=2).encode(
         x=alt.X("L:Q", scale=alt.Scale(domain=[1, max_depth])), **span)
-    shallow_rule = one.mark_rule(color="#2ca02c", size=2, strokeDash=[2, 2]).encode(
+    shallow_rule = one.mark_rule(color=GREEN, size=2, strokeDash=[2, 2]).encode(
         x=alt.X("Ls:Q", scale=alt.Scale(domain=[1, max_depth])), **span)
     texts = [one.mark_text(align="left", baseline="top", fontSize=fs, color=c, fontWeight=fw,
                            limit=alt.expr("width - 16"))
              .encode(x=alt.value(8), y=alt.value(6 + 16 * i), text=f"{name}:N")
              for i, (name, c, fw, fs) in enumerate([("line0", "black", "bold", 12), ("line1", "black", "bold", 12),
-                                                    ("line2", "#ff7f0e", "normal", 11),
-                                                    ("line3", "#ff7f0e", "normal", 11),
-                                                    ("line4", "#2ca02c", "normal", 11)])]
+                                                    ("line2", "black", "normal", 11),
+                                                    ("line3", "black", "normal", 11),
+                                                    ("line4", "black", "normal", 11)])]
     return (alt.layer(band1, band2, lo1, up1, lo2, up2, rule, deep_rule, shallow_rule, *texts)
             .add_params(*params).properties(width=560, height=HEIGHT))
 
@@ -359,7 +404,7 @@ def threshold_panel_chart(width: int = 1024, depth: int = 6, lines_width: int = 
     the threshold log3(d_x), the regime of (L, d_x) and C = (3^L - 1)/2 of eq. (4)."""
     # width as log2 (the explorer's own 1,024 is a position of the slider), 10 to a million
     log_w = slider("log2_width", 3.3, 19.95, 0.05, round(round(math.log2(width) / 0.05) * 0.05, 10),
-                   label="width, power of 2")
+                   label="log₂ width")
     L = slider("depth", 1, 24, 1, depth, label="depth L")
     th = "log(datum.width) / log(3)"
     lines = (alt.Chart(pd.DataFrame({"i": [0]}))
@@ -375,7 +420,7 @@ def threshold_panel_chart(width: int = 1024, depth: int = 6, lines_width: int = 
                        "'depth-inefficient (Theorem 2, eq. 8)')",
                  line3="'the network sums over ' + format(datum.C, ',.0f') + (datum.C == 1 ? ' position index' : "
                        "' position indices')",
-                 line4="'(3 to the power L, minus 1, halved: eq. 4)'"))
+                 line4="'C = (3ᴸ − 1)/2, eq. (4)'"))
     texts = [lines.mark_text(align="left", baseline="top", fontSize=12, fontWeight=w,
                              limit=alt.expr("width - 4"))
              .encode(x=alt.value(0), y=alt.value(4 + 20 * i), text=f"{name}:N")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from dwlib.viz.layout import power_of_ten_labels
+
 #: Okabe-Ito blue for the bars, vermilion for the reference lines (readable by colour-blind readers)
 BAR, REFERENCE = "#0072b2", "#d55e00"
 
@@ -36,9 +38,12 @@ def threshold_width_chart(rows: list[dict], references: list[dict]):
     ``references``: ``y`` (log10 width) and ``what``, drawn as dashed lines."""
     df = pd.DataFrame(rows)
     order = list(df["depth"])
+    # room above the tallest bar for its value label, clear of the title's last line at any width
+    top = float(df["log10 width"].max()) * 1.15
     base = alt.Chart(df).encode(x=alt.X("depth:N", sort=order, title="depth L (the curves of the paper's Figure 1)",
                                         axis=alt.Axis(labelAngle=0)),
-                                y=alt.Y("log10 width:Q", title="log₁₀ of the width (threshold above the depth)"))
+                                y=alt.Y("log10 width:Q", title="log₁₀ of the width (threshold above the depth)",
+                                        scale=alt.Scale(domain=[0, top])))
     refs = pd.DataFrame(references)
     # the dashed lines are named in the subtitle, top to bottom, not beside them: a name drawn in
     # the plot meets the short bars' value labels once a phone narrows the chart
@@ -85,16 +90,21 @@ def bound_counts_chart(rows: pd.DataFrame, threshold: float):
     order = list(dict.fromkeys(rows["series"]))
     colours = ["#d55e00", "#0072b2", "#000000"][:len(order)]
     dashes = [[6, 3], [], [2, 2]][:len(order)]
+    legend = alt.Legend(title=None, orient="bottom", direction="vertical", labelLimit=0, symbolType="stroke",
+                        symbolStrokeWidth=2, symbolSize=300)
     enc = {"x": alt.X("depth L:Q", title="depth L (layers)", axis=alt.Axis(tickMinStep=1)),
-           "y": alt.Y("log3:Q", scale=alt.Scale(type="log"), title="log₃ of the count or bound"),
-           "color": alt.Color("series:N", sort=order, scale=alt.Scale(domain=order, range=colours),
-                              legend=alt.Legend(title=None, orient="bottom", direction="vertical", labelLimit=0)),
+           # the ticks as a reader writes them (10⁴, not 10,000), narrow enough for a phone's plot
+           "y": alt.Y("log3:Q", scale=alt.Scale(type="log"), title="log₃ of the count or bound",
+                      axis=alt.Axis(labelExpr=power_of_ten_labels())),
+           # the legend draws each series' line, its dash included: told apart without colour too
+           "color": alt.Color("series:N", sort=order, scale=alt.Scale(domain=order, range=colours), legend=legend),
            "strokeDash": alt.StrokeDash("series:N", sort=order, scale=alt.Scale(domain=order, range=dashes),
-                                        legend=alt.Legend(title=None, orient="bottom", direction="vertical",
-                                                          labelLimit=0))}
+                                        legend=legend)}
     lines = alt.Chart(rows).mark_line(point=True, strokeWidth=2).encode(
-        **enc, detail="theorem:N", tooltip=["series:N", "depth L:Q", alt.Tooltip("log3:Q", format=",.1f")])
+        **enc, detail="theorem:N", tooltip=[alt.Tooltip("series:N", title="series"),
+                                            alt.Tooltip("depth L:Q", title="depth L"),
+                                            alt.Tooltip("log3:Q", format=",.1f", title="log₃")])
     rule = alt.Chart(pd.DataFrame({"threshold": [threshold]})).mark_rule(color="#555", strokeDash=[4, 3]).encode(
-        x="threshold:Q", tooltip=alt.Tooltip("threshold:Q", format=".2f", title="threshold (layers)"))
+        x="threshold:Q", tooltip=alt.Tooltip("threshold:Q", format=".2f", title="threshold log₃ dₓ (layers)"))
     return alt.layer(lines, rule).properties(width=300, height=240, title=alt.Title(
         "The bounds as counts", anchor="start", subtitle=["dashed grey line: the depth threshold"]))
