@@ -1,6 +1,7 @@
 """Rank collapse (dwlib.core.collapse), induction heads (dwlib.experiments.induction), the
 Context chapter's stored data against recomputations, and its charts (dwlib.viz.context)."""
 
+import json
 import math
 
 import jax
@@ -157,3 +158,12 @@ def test_collapse_chart_binds_width_and_heads_sliders():
     assert bound == {"log2_width", "log2_heads"}
     with pytest.raises(InputError, match="not in the grid"):
         charts.collapse_chart(rows, width=48)
+
+
+def test_collapse_chart_tells_the_variants_apart_by_shape_too():
+    """Colour-blind readers: each variant a point shape as well as a colour, in one legend."""
+    rows = context.load_collapse_grid()["rows"]
+    text = json.dumps(charts.collapse_chart(rows).to_dict())
+    for colour, shape in charts.VARIANT_STYLE.values():
+        assert f'"{shape}"' in text and f'"{colour}"' in text
+    assert len({s for _, s in charts.VARIANT_STYLE.values()}) == len(charts.VARIANT_STYLE)

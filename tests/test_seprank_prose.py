@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,23 @@ def test_the_check_fails_on_bent_measurements(bend):
     else:
         ranks.loc[ranks.index[(ranks.depth == 1) & (ranks.width == 5)][0], "rank"] = 5
     assert conclusions(ranks)
+
+
+def test_the_tables_write_symbols_as_a_reader_does():
+    """No "->", e-notation, "rtol" or hyphen-minus in the chapter's tables, and the grid growth in
+    words: the rank at each grid size, the sizes named in the header."""
+    tables = sm.chapter(seprank_sweep.load())[0]
+    text = "\n".join(t.to_string() for t in tables.values())
+    assert "->" not in text and "rtol" not in text and not re.search(r"\de[-+]?\d", text)
+    assert not re.search(r"(?<![\w}])-\d", text)  # negative numbers carry a true minus sign
+    assert "\N{MINUS SIGN}1.87" in text and "1 \N{RIGHTWARDS ARROW} 2" in text
+    assert "rank (relative tolerance 10\u207b\u2076)" in tables["softmax"].columns
+    header = "rank as the grid grew (M = 6, 10, 14, \N{HORIZONTAL ELLIPSIS})"
+    assert header in tables["ranks"].columns
+    assert tables["ranks"].loc[(3, 2), header] == "15, 45, 66, 105, 135, 209, 232, 232, 232"
+
+
+def test_growths_of_other_sizes_name_the_size_of_each_rank():
+    odd = [[(6, 2, 21), (10, 2, 21)], [(5, 3, 21), (9, 3, 21)]]
+    assert sm.grid_sizes(odd) == [] and sm.growth_cell(odd[1], []) == "5: 3, 9: 3"
+    assert sm.grid_sizes([[(6, 2, 21)], [(6, 2, 21), (10, 3, 21)]]) == [6, 10]

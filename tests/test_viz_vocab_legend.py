@@ -34,5 +34,21 @@ def test_the_depth_figures_caption_links_its_equation():
     caption = next(c["metadata"]["mystnb"]["figure"]["caption"] for c in nb["cells"]
                    if c["metadata"].get("mystnb", {}).get("figure", {}).get("name") == "fig-vocab-depth")
     assert "eq. (" not in caption and "eq. {ref}`(8) <eq-8>`" in caption
-    for word in ("grey dotted", "red dashed", "blue dashed"):
+    for word in ("grey dotted", "orange dashed", "blue dash-dotted"):
         assert word in caption
+
+
+def test_the_width_charts_series_differ_in_shape_as_well_as_colour():
+    """Figure 9.1: each embedding rank a colour and a point shape, both in its one legend."""
+    spec = charts.width_chart(vocabulary.width_frame(vocab_sweep.load())).to_dict()
+    enc = {**spec["spec"].get("encoding", {}), **_layers(spec)[1]["encoding"]}
+    assert enc["shape"]["field"] == enc["color"]["field"] == "series"
+    assert enc["shape"]["legend"] == enc["color"]["legend"]
+    shapes = enc["shape"]["scale"]["range"]
+    assert len(set(shapes)) == len(shapes) == len(charts.RANK_ORDER)
+    assert "d_x" not in json.dumps(spec)  # the legend writes dₓ
+
+
+def test_the_depth_charts_upper_bounds_differ_in_dash_as_well_as_colour():
+    dashes = [tuple(d) for d in charts.DEPTH_DASH.range]
+    assert len(set(dashes)) == len(dashes)

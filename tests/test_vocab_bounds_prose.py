@@ -53,7 +53,7 @@ def test_the_chapter_says_which_bound_is_tightest_as_the_measurements_have_it():
     assert "is the tighter of them" not in text
     caption = next(c["metadata"]["mystnb"]["figure"]["caption"] for c in nb["cells"]
                    if c["metadata"].get("mystnb", {}).get("figure", {}).get("name") == "fig-vocab-depth")
-    assert "at r = 1 the polynomial-space bound at width r is the tightest at every depth" in caption
+    assert "at $r = 1$ the polynomial-space bound at width $r$ is the tightest at every depth" in caption
     assert "from depth 3 on" in caption
 
 

@@ -140,17 +140,24 @@ def test_the_figure_needs_a_reading_with_runs():
 
 # --- the glued values -------------------------------------------------------------------------
 
+def minus(text: str) -> str:
+    """The text with true minus signs, as the prose writes negative numbers."""
+    return text.replace("-", "\N{MINUS SIGN}")
+
+
 @pytest.mark.parametrize("verdict", list(CASES))
 def test_the_glued_values_follow_the_rule(readings, verdict):
     t = readings[verdict]
     n = vb.trained_numbers(t)
     assert all("_" in k and k.startswith("vt_") for k in n)
     assert n["vt_verdict"] == verdict and n["vt_verdict_rule"] == RULE["verdicts"][verdict]
-    assert RULE["verdicts"][verdict] in n["vt_verdict_sentence"]
+    # the rule's verdict in the prose's words: "at rank 8", not the rule's "at r = 8"
+    assert RULE["verdicts"][verdict].replace("at r = 8", "at rank 8") in n["vt_verdict_sentence"]
+    assert "r = 8" not in n["vt_verdict_sentence"]
     d = t["all"]["differences"]["8"]
     low, high = expected_interval(list(d["differences"].values()))
     mean, half = (low + high) / 2, (high - low) / 2
-    assert n["vt_diff_8"] == f"{mean:+.3f} nats (95% interval {low:+.3f} to {high:+.3f})"
+    assert n["vt_diff_8"] == minus(f"{mean:+.3f} nats (95% interval {low:+.3f} to {high:+.3f})")
     assert n["vt_half"] == f"{half:.3f}" and n["vt_seeds"] == 6 and n["vt_level"] == "95%"
     if verdict == vt.UNDECIDED:  # the rule's words: the effect the design could resolve, not that there is none
         said = "resolves no effect of the embedding rank on the pair's gap larger than"
@@ -163,7 +170,7 @@ def test_the_glued_values_follow_the_rule(readings, verdict):
         assert n[f"vt_reading_{label}"] == reading and n[f"vt_zero_{label}"] in RULE["verdicts"][reading]
     for label, gap in CASES[verdict].items():  # each rank's gap and the side it puts ahead, in the rule's words
         iv = t["all"]["ranks"][label]["interval"]
-        assert n[f"vt_gap_{label}"].startswith(f"{iv['mean']:+.3f} nats")
+        assert n[f"vt_gap_{label}"].startswith(minus(f"{iv['mean']:+.3f} nats"))
         assert abs(iv["mean"] - gap) < 0.02
         assert n[f"vt_side_{label}"] in (pairs.BETTER, pairs.WORSE, pairs.UNRESOLVED)
         assert n[f"vt_side_{label}"].split(":")[0] in RULE["reported_otherwise"]
@@ -219,7 +226,7 @@ def test_seeds_2_to_5_are_read_apart_from_the_rate_choosing_seeds():
     assert n["vt_verdict"] == vt.SUPPORTED and n["vt_later_verdict"] == vt.UNDECIDED
     assert n["vt_later_same"] == "a different verdict"
     lo, hi = expected_interval(four)
-    assert n["vt_later_diff"] == f"{np.mean(four):+.3f} nats (95% interval {lo:+.3f} to {hi:+.3f})"
+    assert n["vt_later_diff"] == minus(f"{np.mean(four):+.3f} nats (95% interval {lo:+.3f} to {hi:+.3f})")
 
 
 def test_an_incomplete_design_is_refused():

@@ -67,6 +67,34 @@ def agree_sentence(n_agree: int, n_shapes: int) -> str:
             "and the table reports the largest.")
 
 
+def signed(x) -> str:
+    """A number of the tables with a true minus sign (−1.87, not -1.87); other cells as they are."""
+    return f"{x:g}".replace("-", "\N{MINUS SIGN}") if isinstance(x, float) else x
+
+
+def grid_sizes(histories) -> list[int]:
+    """The grid sizes M every grid growth ran through, in order, when all grew by one rule (each
+    a prefix of the longest); [] when they did not."""
+    longest = max(([m for m, _, _ in h] for h in histories), key=len)
+    return longest if all([m for m, _, _ in h] == longest[:len(h)] for h in histories) else []
+
+
+def growth_header(sizes: list[int]) -> str:
+    """The header of the ranks table's grid-growth column: the rank at each grid size M, the sizes
+    named in the header when every growth followed the same steps (:func:`grid_sizes`)."""
+    if not sizes:
+        return "rank at each grid size (M: rank)"
+    return f"rank as the grid grew (M = {', '.join(str(m) for m in sizes[:3])}, \N{HORIZONTAL ELLIPSIS})"
+
+
+def growth_cell(history, sizes: list[int]) -> str:
+    """One grid growth as the ranks table writes it: its ranks in order ('15, 45, 66'), or each
+    with its grid size ('6: 15, 10: 45') when the growths did not share their sizes."""
+    if sizes:
+        return ", ".join(str(k) for _, k, _ in history)
+    return ", ".join(f"{m}: {k}" for m, k, _ in history)
+
+
 def _ranks(data, ranks, r):
     lg = data["timing"]["largest"]
     t1 = ranks[ranks.theorem == 1]
@@ -80,8 +108,8 @@ def _ranks(data, ranks, r):
         "sm_t1_up210": f"{3 ** bounds.theorem1_upper(2, 10, 1):,.0f}",
         "sm_sweep_s": data["timing"]["sweep_seconds"],
         "sm_largest": f"at depth {lg['depth']} and width {lg['width']}: {lg['seconds']:.0f} s for its whole grid growth, "
-                      f"ending at M = {lg['templates']} with a {lg['matrix_shape'][0]} x {lg['matrix_shape'][1]} "
-                      f"grid matrix after dropping repeated rows and columns",
+                      f"ending at M = {lg['templates']} with a {lg['matrix_shape'][0]:,} \N{MULTIPLICATION SIGN} "
+                      f"{lg['matrix_shape'][1]:,} grid matrix after dropping repeated rows and columns",
         "sm_d2_L": ", ".join(str(int(r[(L, 2)])) for L in (1, 2, 3)),
         "sm_d1_L": ", ".join(str(int(r[(L, 1)])) for L in (1, 2, 3)),
         "sm_d3_L": ", ".join(str(int(r[(L, 3)])) for L in (1, 2)),
@@ -96,20 +124,23 @@ def _ranks(data, ranks, r):
     values["sm_pd32_frac"] = f"{r[(3, 2)] / pd32[(3, 2)]:.3f}"
     values["sm_pd32_rank"] = int(r[(3, 2)])
     values["sm_pd32_pct"] = f"{100 * r[(3, 2)] / pd32[(3, 2)]:.0f}%"
-    table = ranks.assign(**{"grid growth (M, rank)": [" ".join(f"{m}:{k}" for m, k, _ in h) for h in ranks["history"]],
+    sizes = grid_sizes(ranks["history"])
+    values["sm_grid_sizes"] = ", ".join(str(m) for m in sizes[:3]) + ", \N{HORIZONTAL ELLIPSIS}" if sizes else ""
+    growth = growth_header(sizes)
+    table = ranks.assign(**{growth: [growth_cell(h, sizes) for h in ranks["history"]],
                             "theorem": [{1: "1", 2: "2"}.get(t, "none") for t in ranks["theorem"]]})
-    table = table[["depth", "width", "rank", "agree", "grid growth (M, rank)", "poly_dim", "theorem",
+    table = table[["depth", "width", "rank", "agree", growth, "poly_dim", "theorem",
                    "log3_lower", "log3_upper", "seconds"]].rename(columns={
         "depth": "L", "width": "d_x", "rank": "measured rank", "agree": "repeats agree",
         "poly_dim": "polynomial-space bound", "log3_lower": "log3 lower bound", "log3_upper": "log3 upper bound"})
     table = table.set_index(["L", "d_x"]).round(2)
     bounded = ["log3 lower bound", "log3 upper bound"]  # no theorem: L = log3 d_x, or H >= d_x
-    table[bounded] = table[bounded].astype(object).where(table[bounded].notna(), "\N{EM DASH}")
+    table[bounded] = table[bounded].astype(object).where(table[bounded].notna(), "\N{EM DASH}").map(signed)
     return "ranks", table, values
 
 
 def _steps(data, ranks, r):
-    steps = pd.DataFrame([{"width d_x": w, "layers": f"{L} -> {L + 1}",
+    steps = pd.DataFrame([{"width d_x": w, "layers": f"{L} \N{RIGHTWARDS ARROW} {L + 1}",
                            "increment of log3 rank": np.log(r[(L + 1, w)] / r[(L, w)]) / np.log(3),
                            "d_x / 2": w / 2, "2 d_x": 2 * w}
                           for w in (1, 2, 3) for L in (1, 2) if (L + 1, w) in r.index])
@@ -172,18 +203,27 @@ def _float_vs_exact(data, ranks, r):
         columns={"exact": "exact rank (GF(p))", "float": "float64 SVD rank", "max_abs_entry": "largest |entry|",
                  "exact_in_float64": "entries exact in float64"}).set_index("depth")
     table["entries exact in float64"] = table["entries exact in float64"].map({True: "yes", False: "no"})
+    # 2.8 × 10⁷¹, as the prose writes it (not 2.767579e+71)
+    table["largest |entry|"] = [fmt.sci(math.log10(x), 2, superscript=True) for x in table["largest |entry|"]]
     return "float_vs_exact", table, values
+
+
+#: the relative tolerance of the softmax ranks the chapter quotes (a key of the stored measurements)
+SOFTMAX_TOL = "1e-06"
 
 
 def _softmax(data, ranks, r):
     sm = pd.DataFrame(data["softmax"])
-    sm["rank (rtol 1e-6)"] = [d["1e-06"] for d in sm["ranks"]]
+    # 10⁻⁶, as a reader writes it
+    tol = fmt.sci(math.log10(float(SOFTMAX_TOL)), 1, superscript=True).removeprefix("1 \N{MULTIPLICATION SIGN} ")
+    rank = f"rank (relative tolerance {tol})"
+    sm[rank] = [d[SOFTMAX_TOL] for d in sm["ranks"]]
     values = {}
     for L in (1, 2):
-        values[f"sm_soft{L}"] = ", ".join(str(int(x)) for x in sm[sm.depth == L]["rank (rtol 1e-6)"])
+        values[f"sm_soft{L}"] = ", ".join(str(int(x)) for x in sm[sm.depth == L][rank])
         values[f"sm_soft{L}_cap"] = ", ".join(str(int(x)) for x in sm[sm.depth == L]["grid_cap"])
         values[f"sm_poly{L}"] = int(r[(L, 2)])
     values["sm_soft_M"] = ", ".join(str(int(x)) for x in sm[sm.depth == 1]["templates"])
-    table = sm[["depth", "width", "templates", "grid_cap", "rank (rtol 1e-6)"]].rename(
+    table = sm[["depth", "width", "templates", "grid_cap", rank]].rename(
         columns={"templates": "M", "grid_cap": "distinct rows or columns"}).set_index("depth")
     return "softmax", table, values

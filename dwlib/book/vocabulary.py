@@ -34,7 +34,7 @@ def _log3(x) -> float:
 
 
 def _series(m: dict) -> str:
-    return "full rank (r = d_x, one head)" if m["embedding_rank"] == m["width"] and m["heads"] == 1 else (
+    return charts.FULL_RANK if m["embedding_rank"] == m["width"] and m["heads"] == 1 else (
         f"r = {m['embedding_rank']}")
 
 
@@ -87,8 +87,8 @@ def numbers(data: dict | None = None) -> dict:
     """Every number the chapter's prose quotes (names start ``vb_``)."""
     data = vocab_sweep.load() if data is None else data
     wf = width_frame(data)
-    fixed = wf[wf.series != "full rank (r = d_x, one head)"]
-    full = wf[wf.series == "full rank (r = d_x, one head)"].sort_values("width")
+    fixed = wf[wf.series != charts.FULL_RANK]
+    full = wf[wf.series == charts.FULL_RANK].sort_values("width")
     held = fixed[fixed.heads_hold_r]
     same = all(g["rank"].nunique() == 1 for _, g in held.groupby(["depth", "series"]))
     deep = {r: [m for m in depth_records(data) if m["embedding_rank"] == r] for r in (1, 2, 3)}
@@ -113,7 +113,7 @@ def numbers(data: dict | None = None) -> dict:
         "vb_full_L1": _join(full[full.depth == 1]["rank"]), "vb_full_L1_w": _join(full[full.depth == 1]["width"]),
         "vb_full_L2": _join(full[full.depth == 2]["rank"]), "vb_full_L2_w": _join(full[full.depth == 2]["width"]),
         "vb_small_da": " and ".join(
-            f"{m.rank} for r = {m.series[4:]} (full-rank width {m.series[4:]}: {l2[m.series]})"
+            f"{m.rank} at embedding rank {m.series[4:]} (full-rank width {m.series[4:]}: {l2[m.series]})"
             for m in small.itertuples()),
         "vb_cross_L": _crossing(data),
         "vb_r1_ranks": _join(r1), "vb_r1_closed": "equal" if r1 == [(3 ** m["depth"] + 1) // 2 for m in deep[1]]
@@ -143,9 +143,9 @@ def claims(data: dict | None = None) -> list[dict]:
     n = numbers(data)
     src = "{cite}`wies2021which`"
     wf = width_frame(data)
-    held = wf[(wf.series != "full rank (r = d_x, one head)") & wf.heads_hold_r]
+    held = wf[(wf.series != charts.FULL_RANK) & wf.heads_hold_r]
     flat = all(g["rank"].nunique() == 1 for _, g in held.groupby(["depth", "series"]))
-    full = wf[wf.series == "full rank (r = d_x, one head)"].sort_values("width")
+    full = wf[wf.series == charts.FULL_RANK].sort_values("width")
     rises = all(g["rank"].is_monotonic_increasing and g["rank"].nunique() == len(g) for _, g in full.groupby("depth"))
     deep = [[m["rank"] for m in depth_records(data) if m["embedding_rank"] == r and not m["capped"]] for r in (1, 2, 3)]
     grows = all(all(b > a for a, b in zip(s, s[1:])) for s in deep)
@@ -153,7 +153,7 @@ def claims(data: dict | None = None) -> list[dict]:
         {"claim": "the embedding's rank limits what width adds to expressivity", "chapter": "vocabulary",
          "paper": f"the abstract's claim {src}",
          "book": f"exact grid ranks of the analysed network at embedding ranks 1 to 4: {n['vb_same']} at widths "
-                 f"{n['vb_widths']} where the heads hold r; at full rank they rise with width",
+                 f"{n['vb_widths']} where each head is at least as wide as the embedding rank; at full rank they rise with width",
          "agreement": "agrees" if flat and rises else "differs"},
         {"claim": "with a small embedding rank only depth still adds expressivity", "chapter": "vocabulary",
          "paper": f"depth gains an added advantage (abstract) {src}",
@@ -261,15 +261,25 @@ def trained_reading(records_by_rank: dict | None = None) -> dict:
             "tokens": tokens.pop(), "shapes": shapes}
 
 
+def _signed(x: float) -> str:
+    """A difference with its sign, the minus a true minus sign (−0.007, +0.025)."""
+    return f"{x:+.3f}".replace("-", "\N{MINUS SIGN}")
+
+
 def _interval_text(iv: dict, level: float) -> str:
-    return f"{iv['mean']:+.3f} nats ({level:.0%} interval {iv['low']:+.3f} to {iv['high']:+.3f})"
+    return f"{_signed(iv['mean'])} nats ({level:.0%} interval {_signed(iv['low'])} to {_signed(iv['high'])})"
+
+
+def _in_words(said: str, rule: dict) -> str:
+    """A verdict of the declared rule as the prose says it: 'at rank 8', not the rule's 'at r = 8'."""
+    return said.replace(f"at r = {rule['primary_rank']}", f"at rank {rule['primary_rank']}")
 
 
 def trained_verdict_sentence(verdict: str, rule: dict, half: float) -> str:
     """The verdict in words: the rule's sentence for it, and what it means for the prediction (when
     undecided, the size of effect the design could have resolved, as the rule asks)."""
     primary = rule["primary_rank"]
-    said = rule["verdicts"][verdict]
+    said = _in_words(rule["verdicts"][verdict], rule)
     if verdict == vt.SUPPORTED:
         return (f"By the declared rule the prediction is supported: {said}. At rank {primary} the deeper network of the pair gains "
                 "more against the shallower and wider one than at full rank.")
@@ -290,7 +300,8 @@ def trained_numbers(reading: dict | None = None) -> dict:
     d = every["differences"][primary]
     half = d["interval"]["half_width"]
     out = {"vt_verdict": verdict, "vt_verdict_rule": rule["verdicts"][verdict],
-           "vt_rule_supported": rule["verdicts"][vt.SUPPORTED], "vt_rule_against": rule["verdicts"][vt.AGAINST],
+           "vt_rule_supported": _in_words(rule["verdicts"][vt.SUPPORTED], rule),
+           "vt_rule_against": _in_words(rule["verdicts"][vt.AGAINST], rule),
            "vt_verdict_sentence": trained_verdict_sentence(verdict, rule, half),
            "vt_primary_r": rule["primary_rank"], "vt_half": f"{half:.3f}", "vt_level": f"{level:.0%}",
            "vt_seeds": d["interval"]["n"], "vt_seed_list": _spread(t["seeds"]),
@@ -412,8 +423,8 @@ def tied_sentence(t=STORED) -> str:
             "ties it to the input embedding (a vocabulary-by-width matrix outside the non-embedding size, so the "
             f"wider, shallower network gains more parameters). Untied, the {t['deep']}-layer network's seeds lie "
             f"within {dp['untied_range']:.3f} nats of each other, against {dp['tied_range']:.3f} tied, and the gap "
-            f"is {t['gap_untied']:+.3f} nats against {t['gap_tied']:+.3f}, {side}; seed by seed it changes by "
-            f"{-ch['mean']:+.3f} nats ({level} interval {-ch['high']:+.3f} to {-ch['low']:+.3f})."
+            f"is {_signed(t['gap_untied'])} nats against {_signed(t['gap_tied'])}, {side}; seed by seed it changes "
+            f"by {_signed(-ch['mean'])} nats ({level} interval {_signed(-ch['high'])} to {_signed(-ch['low'])})."
             + (" Most of the tied gap at this point came with the seed split, which untying removed; the "
                "experiments chapter's second design, the doubling sweep with its output layer untied, tests this at "
                "the sweep's other sizes."
@@ -477,13 +488,12 @@ def trained_caption(reading: dict | None = None) -> str:
                       f"difference at rank {primary} contains zero, so the runs neither bear out the prediction "
                       "nor contradict it.",
     }[every["verdict"]]
-    margin = trained_margin(d["interval"], every["verdict"])
-    conclude += f" {margin}" if margin else ""
+    # how near zero the interval ends (trained_margin) the text says once, where it reads the verdict
     return (f"{conclude} Above: at each embedding rank, the held-out loss of the {deep}-layer network minus "
             f"that of the {shallow}-layer one, both of about {fmt.count(rule['target_budget'])} non-embedding "
             f"parameters, seed by seed: the mean over {d['interval']['n']} "
-            f"seeds and its paired {rule['level']:.0%} interval. Below: that gap at rank r minus the gap at full "
-            "rank. Left of the dashed zero line the deeper network is ahead (above), or gains more at rank r "
+            f"seeds and its paired {rule['level']:.0%} interval. Below: that gap at rank $r$ minus the gap at full "
+            "rank. Left of the dashed zero line the deeper network is ahead (above), or gains more at rank $r$ "
             "than at full rank (below).")
 
 

@@ -18,8 +18,14 @@ import pandas as pd
 from dwlib import fmt
 from dwlib.core.collapse import VARIANTS, collapse_curves
 from dwlib.errors import require
+from dwlib.viz.layout import power_of_ten_labels
 from dwlib.viz.render import slider
 from dwlib.viz.widgets import explorer, int_slider
+
+
+#: each variant's colour (Okabe and Ito's palette) and point shape, told apart without colour too
+VARIANT_STYLE = dict(zip(VARIANTS, [("#0072b2", "circle"), ("#e69f00", "square"), ("#d55e00", "triangle-up"),
+                                    ("#009e73", "diamond")]))
 
 
 def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
@@ -30,17 +36,24 @@ def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
     df = df[df["residual"] > floor]
     widths, heads_ = sorted(df["width"].unique()), sorted(df["heads"].unique())
     require(width in widths and heads in heads_, f"(width, heads) = ({width}, {heads}) is not in the grid")
-    lw = slider("log2_width", math.log2(widths[0]), math.log2(widths[-1]), 1, math.log2(width), label="width, power of 2")
-    lh = slider("log2_heads", math.log2(heads_[0]), math.log2(heads_[-1]), 1, math.log2(heads), label="heads, power of 2")
+    lw = slider("log2_width", math.log2(widths[0]), math.log2(widths[-1]), 1, math.log2(width), label="log₂ width")
+    lh = slider("log2_heads", math.log2(heads_[0]), math.log2(heads_[-1]), 1, math.log2(heads), label="log₂ heads")
     shown = alt.Chart(df).transform_filter(
         f"datum.width == pow(2, {lw.name}) && datum.heads == pow(2, {lh.name})")
     x = alt.X("layer:Q", title="layer l", scale=alt.Scale(domain=[0, int(df["layer"].max())]))
+    # ticks as a reader writes them (10⁻⁶, not 1e-6)
     y = alt.Y("residual:Q", title="distance from rank one (relative)", scale=alt.Scale(type="log", domain=[floor, 2]),
-              axis=alt.Axis(format=".0e"))
-    color = alt.Color("variant:N", sort=list(VARIANTS), title=None, legend=alt.Legend(orient="bottom", columns=2))
-    lines = shown.mark_line(point=True).encode(
-        x=x, y=y, color=color,
-        tooltip=["variant:N", "layer:Q", alt.Tooltip("residual:Q", format=".2e"), "width:Q", "heads:Q"])
+              axis=alt.Axis(labelExpr=power_of_ten_labels()))
+    # colour and shape: the variants told apart without colour too, in one legend
+    legend = alt.Legend(orient="bottom", columns=2, symbolStrokeWidth=1.5)
+    color = alt.Color("variant:N", title=None, legend=legend,
+                      scale=alt.Scale(domain=list(VARIANTS), range=[VARIANT_STYLE[v][0] for v in VARIANTS]))
+    shape = alt.Shape("variant:N", title=None, legend=legend,
+                      scale=alt.Scale(domain=list(VARIANTS), range=[VARIANT_STYLE[v][1] for v in VARIANTS]))
+    tooltip = ["variant:N", "layer:Q", alt.Tooltip("residual:Q", format=".2e"), "width:Q", "heads:Q"]
+    lines = alt.layer(shown.mark_line().encode(x=x, y=y, color=color, detail="variant:N"),
+                      shown.mark_point(filled=True, size=36, opacity=1).encode(
+                          x=x, y=y, color=color, shape=shape, tooltip=tooltip))
     label = (alt.Chart(pd.DataFrame({"i": [0]}))
              .transform_calculate(text=f"'width ' + pow(2, {lw.name}) + ', ' + pow(2, {lh.name})"
                                   f" + (pow(2, {lh.name}) == 1 ? ' head' : ' heads')")

@@ -11,10 +11,12 @@ import numpy as np
 import pandas as pd
 
 from dwlib import fmt
+from dwlib.viz.layout import power_of_ten_labels
 
 QUANTITIES = ["measured grid rank", "polynomial-space bound", "Theorem 1 lower bound",
               "Theorem 1 upper bound", "Theorem 2 lower bound", "Theorem 2 upper bound"]
-COLOR = dict(zip(QUANTITIES, ["#000000", "#7f7f7f", "#1f77b4", "#1f77b4", "#d62728", "#d62728"]))
+#: Okabe and Ito's blue and vermilion for the two theorems; each theorem's lower bound solid, its upper dashed
+COLOR = dict(zip(QUANTITIES, ["#000000", "#7f7f7f", "#0072b2", "#0072b2", "#d55e00", "#d55e00"]))
 DASHES = dict(zip(QUANTITIES, [[1, 0], [2, 2], [1, 0], [5, 3], [1, 0], [5, 3]]))
 
 
@@ -58,31 +60,53 @@ def rank_chart(ranks: pd.DataFrame, against: str = "depth"):
     else:
         df, x = bound_rows(ranks, "depth"), "width d_x"
         title = alt.Title("log₃ rank against width", subtitle=f"depths 1-3, {setting}", anchor="start")
-    legend = alt.Legend(orient="bottom", columns=2, title=None)
+    # line swatches in the legend, so that it shows each quantity's dash (solid lower bound, dashed
+    # upper) as well as its colour; the points take the colour under the same legend (one legend,
+    # merged: a legend of None there would conflict with it)
+    legend = alt.Legend(orient="bottom", columns=2, title=None, symbolType="stroke", symbolStrokeWidth=2,
+                        symbolSize=400)
     colors, dashes = scales(df["quantity"])
     base = alt.Chart(df).encode(
-        x=alt.X(f"{x}:O", title=fmt.math_label(x)),
+        x=alt.X(f"{x}:O", title=fmt.math_label(x), axis=alt.Axis(labelAngle=0)),
         y=alt.Y("log3:Q", title="log₃ of the rank or bound"),
-        color=alt.Color("quantity:N", scale=colors, legend=legend),
-        strokeDash=alt.StrokeDash("quantity:N", scale=dashes, legend=legend),
         tooltip=["quantity:N", alt.Tooltip(f"{x}:O", title=fmt.math_label(x)),
                  alt.Tooltip("log3:Q", title="log₃", format=".2f")])
+    lines = base.mark_line().encode(color=alt.Color("quantity:N", scale=colors, legend=legend),
+                                    strokeDash=alt.StrokeDash("quantity:N", scale=dashes, legend=legend))
+    points = base.mark_point(filled=True, size=40).encode(color=alt.Color("quantity:N", scale=colors, legend=legend))
     panels = df["panel"].nunique()
-    return (base.mark_line() + base.mark_point(filled=True, size=40)).properties(width=170, height=200).facet(
+    return (lines + points).properties(width=170, height=200).facet(
         facet=alt.Facet("panel:N", title=None), columns=panels).properties(title=title)
 
 
 def singular_value_chart(case) -> alt.LayerChart:
     """The singular values (relative to the largest, log scale) of one float-against-exact
-    case, with its exact and its float64 rank marked."""
+    case, with its exact rank (solid) and its float64 rank (dashed) marked and named at the top
+    of each line, the vertical axis labelled in powers of ten (10⁻⁶)."""
     sv = pd.DataFrame({"index": np.arange(1, len(case["singular_values"]) + 1),
                        "sigma / sigma_max": case["singular_values"]})
     sv = sv[sv["sigma / sigma_max"] > 0]
     marks = pd.DataFrame({"index": [case["exact"], case["float"]], "what": ["exact rank", "float64 rank"]})
+    marks["label"] = [f"{w}\n{int(i)}" for w, i in zip(marks["what"], marks["index"])]  # two lines: narrow
+    # the exact rank right of its line, the float rank (the smaller) left of its own
+    marks["align"] = ["left" if i >= marks["index"].max() else "right" for i in marks["index"]]
     line = alt.Chart(sv).mark_line(color="black").encode(
         x=alt.X("index:Q", title="singular value index"),
-        y=alt.Y("sigma / sigma_max:Q", scale=alt.Scale(type="log"), title="singular value / largest"))
-    rules = alt.Chart(marks).mark_rule(strokeDash=[4, 3]).encode(
-        x="index:Q", color=alt.Color("what:N", legend=alt.Legend(orient="bottom", title=None)))
-    return (line + rules).properties(width=520, height=220,
-                                     title=f"Singular values at depth {int(case['depth'])}, width {int(case['width'])}")
+        y=alt.Y("sigma / sigma_max:Q", scale=alt.Scale(type="log"), title="singular value / largest",
+                axis=alt.Axis(labelExpr=power_of_ten_labels())))
+    what = alt.Scale(domain=list(marks["what"]), range=[RANK_MARKS[w][0] for w in marks["what"]])
+    legend = alt.Legend(orient="bottom", title=None, symbolType="stroke", symbolStrokeWidth=2, symbolSize=300)
+    rules = alt.Chart(marks).mark_rule(strokeWidth=1.5).encode(
+        x="index:Q", color=alt.Color("what:N", scale=what, legend=legend),
+        strokeDash=alt.StrokeDash("what:N", legend=legend, scale=alt.Scale(
+            domain=list(marks["what"]), range=[RANK_MARKS[w][1] for w in marks["what"]])))
+    names = alt.Chart(marks).mark_text(baseline="top", y=4, dx=alt.expr("datum.align == 'left' ? 4 : -4"),
+                                       align=alt.expr("datum.align"), fontSize=11,
+                                       lineBreak="\n").encode(
+        x="index:Q", text="label:N", color=alt.Color("what:N", scale=what, legend=legend))
+    return (line + rules + names).properties(width=520, height=220,
+                                             title=f"Singular values at depth {int(case['depth'])}, width {int(case['width'])}")
+
+
+#: the two ranks the singular-value chart marks: colour (Okabe and Ito's) and dash
+RANK_MARKS = {"exact rank": ("#0072b2", [1, 0]), "float64 rank": ("#d55e00", [5, 3])}

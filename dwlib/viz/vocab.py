@@ -16,17 +16,23 @@ from dwlib.experiments import pairs
 from dwlib.experiments import vocab_trained as vt
 from dwlib.viz import pairs as vp
 
-RANK_ORDER = ["r = 1", "r = 2", "r = 3", "r = 4", "full rank (r = d_x, one head)"]
-RANK_COLORS = alt.Scale(domain=RANK_ORDER, range=["#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#000000"])
+#: the full-rank network's series in the width figure (its legend's words)
+FULL_RANK = "full rank (r = d\u2093, one head)"
+RANK_ORDER = ["r = 1", "r = 2", "r = 3", "r = 4", FULL_RANK]
+#: each series' colour (Okabe and Ito's palette) and point shape: told apart without colour too
+RANK_COLORS = alt.Scale(domain=RANK_ORDER, range=["#0072b2", "#009e73", "#e69f00", "#cc79a7", "#000000"])
+RANK_SHAPES = alt.Scale(domain=RANK_ORDER, range=["circle", "square", "triangle-up", "diamond", "cross"])
 DEPTH_QUANTITIES = ["measured grid rank", "polynomial-space bound at width r", "eq. (8) upper bound at width r",
                     "2020 upper bound at the full width"]
-DEPTH_COLORS = alt.Scale(domain=DEPTH_QUANTITIES, range=["#000000", "#7f7f7f", "#d62728", "#1f77b4"])
-DEPTH_DASH = alt.Scale(domain=DEPTH_QUANTITIES, range=[[1, 0], [2, 2], [5, 3], [5, 3]])
+DEPTH_COLORS = alt.Scale(domain=DEPTH_QUANTITIES, range=["#000000", "#7f7f7f", "#d55e00", "#0072b2"])
+#: solid, dotted, dashed and dash-dotted: the two upper bounds told apart without colour too
+DEPTH_DASH = alt.Scale(domain=DEPTH_QUANTITIES, range=[[1, 0], [2, 2], [5, 3], [8, 3, 2, 3]])
 
 
 def width_chart(frame: pd.DataFrame):
     """Measured rank (log scale) against d_x, one line per embedding rank and one for the full-rank
-    network, one panel per depth; hollow points where a head is narrower than r (d_a < r)."""
+    network, one panel per depth; hollow points where a head is narrower than r (d_a < r). The
+    series differ in colour and in their points' shape, which the one legend shows both."""
     legend = alt.Legend(orient="bottom", columns=2, title=None)
     base = alt.Chart(frame).encode(
         x=alt.X("width:Q", title="width", scale=alt.Scale(type="log", base=2),
@@ -36,7 +42,8 @@ def width_chart(frame: pd.DataFrame):
         detail="series:N",
         tooltip=["series:N", "width:Q", "heads:Q", "rank:Q"])
     lines = base.mark_line()
-    points = base.mark_point(size=45).encode(
+    points = base.mark_point(size=60, strokeWidth=1.5, opacity=1).encode(
+        shape=alt.Shape("series:N", scale=RANK_SHAPES, legend=legend),
         fill=alt.condition("datum.heads_hold_r", alt.Fill("series:N", scale=RANK_COLORS, legend=legend),
                            alt.value("white")))  # the same legend as the colour's: one legend, merged
     return (lines + points).properties(width=200, height=200).facet(
