@@ -175,7 +175,7 @@ def print_advise_budget(N: float, head_size: int, best: dict, near: list[dict], 
     if as_json:
         print_json({"budget": N, "fit": asdict(fit), "suggested": best, "nearby": near})
         return 0
-    print(f"budget N = {fmt.count(N)} non-embedding parameters (12 L d^2)")
+    print(f"budget N = {fmt.count(N)} non-embedding parameters (12 L d²)")
     print(f"optimal (continuous): depth {best['optimal_depth']:.2f}, "
           f"width {best['optimal_width']:.0f}")
     print(f"suggested: depth {best['depth']}, width {best['width']} "

@@ -104,3 +104,35 @@ def test_the_discussion_counts_the_pairs_as_the_claims_row_does():
     assert claims.worse_row()["agreement"] == {"Yes": "agrees", "Partly": "partly"}.get(expected, claims.worse_row()["agreement"])
     for pair in worse:
         assert pair in n["ds_rule_small"].split("behind in", 1)[1].split("does not")[0]
+
+
+def test_the_gap_table_flags_narrow_widths_and_writes_signs_as_a_reader_does():
+    """Each pair at its smallest size only (the experiments chapter reads the rest), every width
+    under the rule's flag marked with the note under the table that says what the mark means,
+    and a negative gap written with a minus sign."""
+    import html
+    from dwlib.experiments.presets import WIDE
+    table = discussion.gap_table()
+    frame = table.frame
+    rows = [r for name in discussion.SWEEPS for r in discussion.gap_rows(name) if r["end"] != "largest"]
+    assert len(frame) == len(rows)
+    for r, cell in zip(rows, frame["widths, against the threshold"]):
+        for width, text in zip((r["width_shallow"], r["width_deep"]), cell.split(", ")):
+            assert text.startswith(f"{width}{discussion.NARROW_MARK}" if width < WIDE else f"{width} ")
+    narrow = any(min(r["width_shallow"], r["width_deep"]) < WIDE for r in rows)
+    assert (table.note == discussion.NARROW_NOTE) if narrow else table.note is None
+    assert str(WIDE) in discussion.NARROW_NOTE and html.escape(discussion.NARROW_NOTE) in table._repr_html_()
+    gaps = frame["gap, deep \N{MINUS SIGN} shallow (nats)"]
+    assert not gaps.str.contains("-").any() and gaps.str.match("[+\N{MINUS SIGN}]").all()
+
+
+def test_the_figure1_table_and_chart_write_powers_of_ten_with_superscripts():
+    table = discussion.figure1_table()
+    chart = discussion.figure1_chart().to_dict()
+    labels = [r["width"] for d in chart["datasets"].values() for r in d if "width" in r]
+    for text in [*table.to_numpy().ravel(), *labels]:
+        assert "^" not in str(text), text
+    assert "8.0 \N{MULTIPLICATION SIGN} 10\N{SUPERSCRIPT TWO}\N{SUPERSCRIPT TWO}" in labels
+    # the tallest bar's label has room under the title: the axis reaches past the tallest bar
+    (top,) = {tuple(v["encoding"]["y"]["scale"]["domain"])[1] for v in chart["layer"] if "scale" in v.get("encoding", {}).get("y", {})}
+    assert top >= 1.1 * max(r["log10 width"] for d in chart["datasets"].values() for r in d if "log10 width" in r)

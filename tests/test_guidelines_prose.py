@@ -24,7 +24,7 @@ def test_model_notes_have_no_code_names():
     notes = g.model_notes(load_models())
     assert notes.count("\n") >= 5
     prose = _outside_math(notes)
-    for bad in ("_", "~", ">>", "d_model", "d^2", "exp("):
+    for bad in ("_", "~", ">>", "d_model", "d^2", "exp(", "^"):
         assert bad not in prose, bad
     assert "a feed-forward width of 65,536" in notes and "12 L d\N{SUPERSCRIPT TWO}" in notes
     assert "$" not in notes and "\\" not in notes  # no TeX: the PDF prints a Markdown output as it is
@@ -96,11 +96,48 @@ def test_a_shape_reads_as_a_table_of_rounded_values():
     assert list(o.index) == ["budget 12 L d²", "depth L", "width d"] and o["budget 12 L d²"] == "175B"
 
 
-def test_the_own_fits_table_shows_the_between_column_only_when_a_pair_crosses():
+def test_the_own_fits_table_is_one_row_a_sweep_with_its_crossing_pairs():
+    """Compact: the pairs' verdicts are the experiments chapter's; this table only names, for
+    each sweep, the pairs that cross by the declared rule (the fit's inputs), or 'none'."""
     from dwlib.book import guidelines as g
+    from dwlib.book import pairs_verdicts as pv
     frame = g.own_fits_table()
-    crosses = (frame["crosses by the rule"] == "yes").any()
-    assert ("between" in frame.columns) == crosses
+    readings = g.own_readings()
+    assert len(frame) == len(readings) and list(frame.columns) == ["doubling pairs", "crossing by the rule"]
+    for (label, r), (_, row) in zip(readings.items(), frame.iterrows()):
+        crossing = pv.crossing(r)
+        assert (row["crossing by the rule"] == "none") == (not crossing) or row["crossing by the rule"].startswith("not read")
+        for p in r["pairs"]:
+            assert f"{p['shallow']} vs {p['deep']}" in row["doubling pairs"]
+
+
+def test_the_chapters_tables_write_symbols_as_a_reader_does():
+    from dwlib.book import guidelines as g
+    from dwlib.core.fit import verdict
+    labels = [*g.trillion_table().index, *g.precision_table().index, *g.gpt3_frame().columns,
+              *g.models_frame(load_models()).columns]
+    cells = [*g.trillion_table()["value"], *g.gpt3_frame()["suggested shape"]]
+    for text in labels + cells:
+        assert not re.search(r"\d e\d|\de\d|\^| x \d", text), text
+    assert "fit: optimal depth L* for N = 10\N{SUPERSCRIPT ONE}\N{SUPERSCRIPT TWO}" in labels
+    rule = g.shape_frame(verdict(96, 12288))["value"]["rule"]
+    assert rule.startswith("near optimal when |L \N{MINUS SIGN} L*| \N{LESS-THAN OR EQUAL TO} max(")
+    assert g.shape_frame(verdict(40, 12288))["value"]["L \N{MINUS SIGN} L*"].startswith("\N{MINUS SIGN}")
+
+
+def test_the_shell_example_runs_on_the_budget_the_prose_quotes():
+    """The command line example is GPT-3 175B's non-embedding budget, 12 L d² (the one the prose
+    gives a shape for), and its saved output suggests the depth and width the prose quotes."""
+    from dwlib.core.sizes import budget
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    (command,) = re.findall(r"^dwlib advise (\d+)$", text, re.M)
+    assert int(command) == budget(96, 12288)
+    (cell,) = [c for c in nb["cells"] if c["cell_type"] == "code" and 'main(["advise"' in "".join(c["source"])]
+    out = "".join("".join(o.get("text", "")) for o in cell["outputs"])
+    n = g.numbers()
+    assert (f"suggested: depth {n['gpt3_175b_sugg_depth']}, width {n['gpt3_175b_sugg_width']} "
+            f"({n['gpt3_175b_sugg_heads']} heads of {n['head_size']})") in out
 
 
 def test_the_crossing_count_says_what_the_split_seeds_do_not_change():

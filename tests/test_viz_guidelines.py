@@ -194,6 +194,40 @@ def test_advisor_chart_computes_in_the_page():
         vg.advisor_chart(budget=1e14)
 
 
+def _tooltips(spec):
+    """Every tooltip entry of a spec's layers (nested concatenations and layers included)."""
+    out = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            tip = node.get("encoding", {}).get("tooltip")
+            out.extend(tip if isinstance(tip, list) else [tip] if tip else [])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(spec)
+    return out
+
+
+def test_the_charts_tooltips_name_their_values_and_cite_as_the_book_does():
+    """A reader hovering a mark reads a title for each value (no field name such as 'depth' or
+    'source' shown raw) and a model's source as the book cites it, not its bibliography key."""
+    from dwlib.book.references import author_year
+    models = load_models() + gpt3_table()
+    charts = [vg.models_chart(models, cite=author_year).to_dict(),
+              vg.advisor_chart(models=models, budget=175e9).to_dict()]
+    for spec in charts:
+        for tip in _tooltips(spec):
+            assert isinstance(tip, dict) and tip.get("title"), tip
+    sources = {r["source"] for d in charts[0]["datasets"].values() for r in d if r.get("source")}
+    keys = {m["source"] for m in models}
+    assert sources and not sources & keys and "Radford et al., 2019" in sources
+    (param,) = charts[1]["params"]
+    assert param["bind"]["name"].strip() == vg.SLIDER_LABEL and "power" not in vg.SLIDER_LABEL
+
+
 @pytest.mark.parametrize("budget", [175e9, 1e12, 3.3e7])
 def test_advisor_chart_starts_at_the_budget_asked_for(budget):
     """The chart's first answer rounds as the advisor's text does (one rounding for both)."""

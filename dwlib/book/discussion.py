@@ -15,13 +15,13 @@ import pandas as pd
 
 from dwlib import fmt
 from dwlib.core import bounds, sizes
-from dwlib.book import claims
+from dwlib.book import Table, claims
 from dwlib.book import pairs_verdicts as pv
 from dwlib.book.experiments import learning_rate_check
 from dwlib.experiments import pairs as pairs_rule
 from dwlib.experiments import transition as tr
 from dwlib.experiments.catalogue import gpt3_table, load_models
-from dwlib.experiments.presets import get_preset
+from dwlib.experiments.presets import WIDE, get_preset
 from dwlib.experiments.records import stored_results
 from dwlib.viz.theory import threshold_width_chart
 
@@ -62,9 +62,9 @@ def figure1_table() -> pd.DataFrame:
     """:func:`figure1_rows` as the chapter shows it."""
     return pd.DataFrame([{
         "depth L": r["depth"],
-        "width needed (above 3ᴸ)": fmt.power_of_ten(r["log10_width"]),
-        "size at that width, 12 L dₓ²": fmt.power_of_ten(r["log10_size"]),
-        "that size / GPT-3 175B's": fmt.power_of_ten(r["log10_vs_gpt3"]),
+        "width needed (above 3ᴸ)": fmt.power_of_ten(r["log10_width"], superscript=True),
+        "size at that width, 12 L dₓ²": fmt.power_of_ten(r["log10_size"], superscript=True),
+        "that size / GPT-3 175B's": fmt.power_of_ten(r["log10_vs_gpt3"], superscript=True),
     } for r in figure1_rows()]).set_index("depth L")
 
 
@@ -119,12 +119,16 @@ def _regime_text(regime: str) -> str:
     return {"depth-efficient": "below", "depth-inefficient": "above", "threshold": "on"}[regime]
 
 
-def reading_text(r: dict) -> str:
+def reading_text(r: dict, split: int | None = None) -> str:
     """A row's interval reading in words: 'worse', 'not resolved (one seed)', 'not resolved
-    (half-width 0.16 nats)'."""
+    (half-width 0.16 nats)'; ``split``: the depth of a network of the pair whose seeds split at
+    their chosen rate (:func:`dwlib.book.pairs_verdicts.split_at`), said in the parenthesis."""
     if r["reading"] != claims.SMALL_UNRESOLVED:
         return r["reading"]
-    return "not resolved (one seed)" if r["n_seeds"] == 1 else f"not resolved (half-width {r['half_width']:.2f} nats)"
+    if r["n_seeds"] == 1:
+        return "not resolved (one seed)"
+    apart = f"; the {split}-layer network's seeds split" if split else ""
+    return f"not resolved (half-width {r['half_width']:.2f} nats{apart})"
 
 
 def size_difference(r: dict) -> float:
@@ -133,23 +137,41 @@ def size_difference(r: dict) -> float:
     return r["params_deep"] / r["params_shallow"] - 1
 
 
-def gap_table() -> pd.DataFrame:
-    """:func:`gap_rows` of every stored sweep, as the chapter shows them (few columns, so that
-    the table reads on a phone)."""
-    out = []
+#: the mark of a width under the rule's flag (:data:`dwlib.experiments.presets.WIDE`) in the gap
+#: table, and the note under the table that says what it means
+NARROW_MARK = "\N{DAGGER}"
+NARROW_NOTE = (f"{NARROW_MARK} A width under {WIDE}, the narrowest width of the paper's Figure 1(b): the "
+               "declared rule flags such networks rather than leaving them out.")
+
+
+def _width_text(width: int, regime: str) -> str:
+    """'64† below': a width, marked when under the rule's flag, and its network against its threshold."""
+    return f"{width}{NARROW_MARK * (width < WIDE)} {_regime_text(regime)}"
+
+
+def gap_table() -> Table:
+    """Each adjacent pair of every stored sweep at the smallest budget both depths reach
+    (:func:`gap_rows`; whether the gap closes at larger sizes is the experiments chapter's
+    verdict), as the chapter shows it: few columns, so that the table reads on a phone, and
+    widths under the rule's flag marked, with a note under the table."""
+    out, split = [], pv.split_at()
     for name, label in SWEEPS.items():
         for r in gap_rows(name):
-            spread = f"{r['mean']:+.3f} (sd {r['std']:.3f})" if r["std"] is not None else f"{r['mean']:+.3f}"
+            if r["end"] == "largest":
+                continue
+            spread = f"{r['mean']:+.3f}" + (f" (sd {r['std']:.3f})" if r["std"] is not None else "")
+            apart = split.get((r["shallow"], r["deep"], r["target_budget"])) if name == pv.RULE_SWEEP else None
             out.append({
                 "pair": f"{label}, {r['shallow']} vs {r['deep']}",
-                "budget": (f"{r['end']}, {fmt.count(r['target_budget'])}" if r["end"] != "only"
-                           else f"the size read, {fmt.count(r['target_budget'])}"),
-                "widths, against the threshold": f"{r['width_shallow']} {_regime_text(r['regime_shallow'])}, "
-                                                 f"{r['width_deep']} {_regime_text(r['regime_deep'])}",
-                "gap, deep - shallow (nats)": spread,
-                "deeper, by the seeds' interval": reading_text(r),
+                "smallest size": fmt.count(r["target_budget"]),
+                "widths, against the threshold": f"{_width_text(r['width_shallow'], r['regime_shallow'])}, "
+                                                 f"{_width_text(r['width_deep'], r['regime_deep'])}",
+                "gap, deep \N{MINUS SIGN} shallow (nats)": spread.replace("-", "\N{MINUS SIGN}"),
+                "deeper, by the seeds' interval": reading_text(r, apart),
             })
-    return pd.DataFrame(out).set_index(["pair", "budget"])
+    frame = pd.DataFrame(out).set_index("pair")
+    narrow = frame["widths, against the threshold"].str.contains(NARROW_MARK).any()
+    return Table(frame, None, note=NARROW_NOTE if narrow else None)
 
 
 def rule_scope() -> str:
@@ -186,35 +208,26 @@ def numbers() -> dict:
     worse = _worse
     split = pv.split_at()
 
-    def unresolved_text(rs):  # the pairs of a group that are not resolved, and why
-        one = [r for r in rs if r["reading"] == claims.SMALL_UNRESOLVED and r["n_seeds"] == 1]
-        wide = [r for r in rs if r["reading"] == claims.SMALL_UNRESOLVED and r["n_seeds"] > 1]
-        parts = []
-        if wide:
-            hw = sorted(r["half_width"] for r in wide)
-            spread = f"{hw[0]:.2f}" if len(hw) == 1 else f"{hw[0]:.2f} to {hw[-1]:.2f}"
-            parts.append(f"{pairs(wide)}, whose interval holds zero with a half-width of {spread} nats")
-            apart = [(r, split[key]) for r in wide if r["sweep"] == pv.RULE_SWEEP
-                     and (key := (r["shallow"], r["deep"], r["target_budget"])) in split]
-            parts[-1] += "".join(f" (in {pairs([r])}, the {depth}-layer network's seeds split at their chosen rate)"
-                                 for r, depth in apart)
-        if one:
-            parts.append(f"{pairs(one)}, which has one seed and so no interval")
-        return "; and ".join(parts)
+    def unresolved_text(rs):  # where a pair that is not resolved rests on seeds that split, in a clause
+        apart = [(r, split[key]) for r in rs if r["sweep"] == pv.RULE_SWEEP
+                 and (key := (r["shallow"], r["deep"], r["target_budget"])) in split]
+        return "; ".join(f"in {pairs([r])}, the {depth}-layer network's seeds split at their chosen rate"
+                         for r, depth in apart)
 
-    def worse_text(rs):  # which pairs of a group have the deeper network resolved worse, in English
+    def worse_text(rs):  # how many pairs of a group have the deeper network resolved worse, in English
         yes, rest = [r for r in rs if worse(r)], [r for r in rs if not worse(r)]
         if not rs:
             return "no pair is in this group"
         if not rest:
-            return ("the seeds' interval puts the deeper network behind in " + ("both" if len(rs) == 2 else "each")
+            return ("the seeds' interval puts the deeper network behind in "
+                    + ("both" if len(rs) == 2 else f"all {pv.words(len(rs))}")
                     if len(rs) > 1 else "the seeds' interval puts the deeper network behind")
         if not yes:
             return "no difference is resolved in " + ("either" if len(rs) == 2 else "any of them")
-        return (f"the seeds' interval puts the deeper network behind in {pairs(yes)}, while "
-                f"{pairs(rest)} {'is' if len(rest) == 1 else 'are'} not resolved")
+        return (f"the seeds' interval puts the deeper network behind in {pv.words(len(yes))} of them, while "
+                + _others_text(rest))
 
-    def size_text(rs):  # where the two networks of a pair differ in size by more than 5%
+    def size_text(rs):  # where the two networks of a pair differ in size by more than 5%, counted
         fewer = [r for r in rs if size_difference(r) < -0.05]
         more = [r for r in rs if size_difference(r) > 0.05]
         parts = []
@@ -222,11 +235,13 @@ def numbers() -> dict:
             if group:
                 pct = sorted({math.floor(abs(size_difference(r)) * 100 + 0.5) for r in group})
                 how = f"{pct[0]}%" if len(pct) == 1 else f"{pct[0]}% to {pct[-1]}%"
-                parts.append(f"about {how} {word} parameters than the shallower one in {pairs(group)}")
+                where = (("both" if len(rs) == 2 else "all of them") if len(group) == len(rs)
+                         else f"{pv.words(len(group))} of them")
+                parts.append(f"about {how} {word} {'' if parts else 'parameters than the shallower one '}in {where}")
         if not parts:
             return "The two networks of each of these pairs are within 5% of one size."
         return ("The two networks of a pair are not of one size: the deeper network has "
-                + "; and ".join(parts)
+                + " and ".join(parts)
                 + (", so where the deeper network is the smaller one, part of its deficit may come from its size."
                    if fewer else "."))
 
@@ -272,8 +287,9 @@ def numbers() -> dict:
         "ds_both_below": pairs(both_below),
         "ds_n_both_below": len(both_below),
         "ds_below_sep_n": sum(map(separated, both_below)),
-        "ds_below_sep_text": ("in none of them" if not sum(map(separated, both_below)) else
-                              f"in {sum(map(separated, both_below))} of the {len(both_below)}"),
+        "ds_below_sep_text": ((("in neither" if len(both_below) == 2 else "in none of them")
+                               if not sum(map(separated, both_below)) else
+                               f"in {sum(map(separated, both_below))} of the {len(both_below)}")),
         "ds_rule_cross": pv.of(n_rule_cross, n_rule, "pair", "crosses"),
         "ds_lr_seeds": _seeds_text(lr_records),
         "ds_below_worse": worse_text(both_below),
@@ -350,32 +366,42 @@ def _declared_sentence(declared: list[dict]) -> str:
             + " and ".join(parts) + ".")
 
 
+#: how the table's readings other than 'worse' read after a count ('two are not resolved')
+_OTHER_READINGS = ((claims.SMALL_UNRESOLVED, "not resolved"),
+                   (claims.SMALL_COMPARABLE, "comparable within the rule's precision"),
+                   (claims.SMALL_BETTER, "resolved with the deeper network ahead"))
+
+
+def _others_text(rest: list[dict]) -> str:
+    """The pairs a sentence has not counted as worse, by their reading: 'the other is not
+    resolved', 'the other two are not resolved', 'one is not resolved and one is comparable ...'."""
+    groups = [(phrase, n) for reading, phrase in _OTHER_READINGS
+              if (n := sum(r["reading"] == reading for r in rest))]
+    if len(groups) == 1:
+        phrase, n = groups[0]
+        return f"the other {'is' if n == 1 else pv.words(n) + ' are'} {phrase}"
+    return fmt.listed(f"{pv.words(n)} {'is' if n == 1 else 'are'} {phrase}" for phrase, n in groups)
+
+
 def _rest_sentence(small: list[dict], unresolved_text) -> str:
-    """The pairs that the interval does not put behind: how many are not resolved and why, and
-    whether any is resolved better or comparable, in one sentence."""
+    """The pairs that the interval does not put behind: how many are not resolved (the table says
+    why), whether any is resolved better or comparable, and where one rests on seeds that split,
+    in one sentence."""
     rest = [r for r in small if not _worse(r)]
     if not rest:
         return "No pair is left unresolved or resolved the other way."
     unresolved = [r for r in rest if r["reading"] == claims.SMALL_UNRESOLVED]
     better = [r for r in rest if r["reading"] == claims.SMALL_BETTER]
-    level = [r for r in rest if r["reading"] == claims.SMALL_COMPARABLE]
-    parts = []
-    if unresolved:
-        parts.append(f"{pv.words(len(unresolved))} {'is' if len(unresolved) == 1 else 'are'} not resolved: "
-                     + unresolved_text(unresolved))
-    if level:
-        parts.append(f"{pv.words(len(level))} {'is' if len(level) == 1 else 'are'} comparable within the rule's "
-                     "precision")
-    if better:
-        parts.append(f"{pv.words(len(better))} {'puts' if len(better) == 1 else 'put'} the deeper network ahead")
-    if len(unresolved) == len(rest):
-        text = (f"The other {pv.words(len(rest))} {'is' if len(rest) == 1 else 'are'} not resolved: "
-                + unresolved_text(unresolved))
+    n = len(rest)
+    if len(unresolved) == n:
+        text = (f"The other {pv.words(n)} {'is' if n == 1 else 'are'} not resolved (the table gives "
+                + ("its half-width, or its single seed)" if n == 1 else "each one's half-width, or its single seed)"))
     else:
-        text = "Of the other " + pv.words(len(rest)) + ", " + "; ".join(parts)
+        text = f"Of the other {pv.words(n)}, " + _others_text(rest)
     if not better:
-        text += "; in none is the deeper network resolved better"
-    return text + "."
+        text += ", and in none is the deeper network resolved better"
+    apart = unresolved_text(unresolved)
+    return text + (f"; {apart}" if apart else "") + "."
 
 
 def figure1_chart(max_depth: int = 48):
@@ -385,7 +411,7 @@ def figure1_chart(max_depth: int = 48):
     network of the paper's time (GPT-3 175B) and the zoom's narrowest width."""
     gpt3 = next(g for g in gpt3_table() if g["name"] == "GPT-3 175B")
     rows = [{"depth": str(r["depth"]), "log10 width": r["log10_width"],
-             "width": fmt.sci(r["log10_width"]) if r["log10_width"] >= 6 else f"{10 ** r['log10_width']:,.0f}"}
+             "width": fmt.sci(r["log10_width"], superscript=True) if r["log10_width"] >= 6 else f"{10 ** r['log10_width']:,.0f}"}
             for r in figure1_rows() if r["depth"] <= max_depth]
     refs = [{"y": math.log10(gpt3["width"]), "what": f"GPT-3 175B, width {gpt3['width']:,}"},
             {"y": math.log10(FIGURE1_MIN_WIDTH), "what": f"narrowest width of the paper's Figure 1(b), {FIGURE1_MIN_WIDTH}"}]

@@ -38,9 +38,9 @@ def gpt3_frame(fit: Fit = AUTHORS_FIT) -> pd.DataFrame:
     return pd.DataFrame({
         "model": gpt3["name"],
         "depth L": gpt3["depth"], "width d": gpt3["width"],
-        "budget 12 L d^2": [fmt.count(n) for n in gpt3["budget"]],
+        "budget 12 L d²": [fmt.count(n) for n in gpt3["budget"]],
         "optimal L*": gpt3["optimal_depth"].round(1), "optimal d*": gpt3["optimal_width"].round().astype(int),
-        "suggested shape": [f"{L} x {d}" for L, d in zip(gpt3["suggested_depth"], gpt3["suggested_width"])],
+        "suggested shape": [f"{L} × {d}" for L, d in zip(gpt3["suggested_depth"], gpt3["suggested_width"])],
         "L / L*": gpt3["depth_ratio"].round(2),
         "verdict": gpt3["verdict"],
     }).set_index("model")
@@ -50,18 +50,25 @@ def trillion_table(fit: Fit = AUTHORS_FIT) -> pd.DataFrame:
     """:func:`dwlib.experiments.catalogue.trillion_projection` as a column of values."""
     t = trillion_projection(fit)
     p, emb = t["practical"], t["if_total_with_embedding"]
+    n = _budget_text(t["budget"])
     return pd.Series({
-        "fit: optimal depth L* for N = 1e12": f"{t['optimal_depth']:.2f}",
-        "fit: optimal width d* for N = 1e12": f"{t['optimal_width']:,.0f}",
-        "fit: practical shape": f"{p['depth']} x {p['width']} ({p['heads']} heads)",
-        "authors: depth x width": f"{t['authors_depth']} x {t['authors_width']}",
-        "authors' shape: budget 12 L d^2": fmt.count(t["authors_budget"]),
+        f"fit: optimal depth L* for N = {n}": f"{t['optimal_depth']:.2f}",
+        f"fit: optimal width d* for N = {n}": f"{t['optimal_width']:,.0f}",
+        "fit: practical shape": f"{p['depth']} × {p['width']} ({p['heads']} heads)",
+        "authors: depth × width": f"{t['authors_depth']} × {t['authors_width']}",
+        "authors' shape: budget 12 L d²": fmt.count(t["authors_budget"]),
         "fit: L* for that budget": f"{t['optimal_depth_for_authors_budget']:.2f}",
         f"fit: width at depth {t['authors_depth']}": f"{t['fit_width_at_authors_depth']:,.0f}",
         f"fit: depth at width {t['authors_width']}": f"{t['fit_depth_at_authors_width']:.2f}",
         "verdict on the authors' shape": f"{t['authors_verdict']} (L / L* = {t['authors_depth_ratio']:.3f})",
-        f"fit: L* if 1e12 included a {emb['vocab_size']}-token embedding": f"{emb['optimal_depth']:.2f}",
+        f"fit: L* if {n} included a {emb['vocab_size']}-token embedding": f"{emb['optimal_depth']:.2f}",
     }, name="value").to_frame()
+
+
+def _budget_text(n: float) -> str:
+    """A budget for a table's label: a whole power of ten as 10¹², anything else as 175B."""
+    k = round(math.log10(n))
+    return fmt.ten_to(k) if n == 10.0 ** k else fmt.count(n)
 
 
 #: what the models table says of a model whose catalogue entry calls its verdict not meaningful
@@ -83,8 +90,8 @@ def models_frame(models: list[dict]) -> pd.DataFrame:
     real = pd.DataFrame(models)
     judged = _judged(real)
     return pd.DataFrame({
-        "model": real["name"], "shape L x d": [f"{L} x {d}" for L, d in zip(real["depth"], real["width"])],
-        "budget 12 L d^2": [fmt.count(n) for n in real["budget"]],
+        "model": real["name"], "shape L × d": [f"{L} × {d}" for L, d in zip(real["depth"], real["width"])],
+        "budget 12 L d²": [fmt.count(n) for n in real["budget"]],
         "optimal L*": real["optimal_depth"].round(1),
         "L / L*": [f"{r:.2f}" if ok else "\N{EM DASH}" for r, ok in zip(real["depth_ratio"], judged)],
         "verdict": real["verdict"].where(judged, NO_VERDICT), "source": sources(real["source"]),
@@ -94,7 +101,7 @@ def models_frame(models: list[dict]) -> pd.DataFrame:
 #: the catalogue notes' shorthand, rewritten for readers (in order): formulas as mathematics,
 #: "~" as "about", code names as words
 _NOTE_WORDS = (
-    (r"d_x = exp\(([\d.]+)\) exp\(([\d.]+) L\)", "width = e^\\1 \N{MIDDLE DOT} e^(\\2 L)"),
+    (r"fit d_x = exp\(([\d.]+)\) exp\(([\d.]+) L\)", r"fit of eq. (G1), a = \1 and b = \2,"),
     (r"~\(2/3\)4d", "about (2/3) \N{MULTIPLICATION SIGN} 4d"),
     (r"\b(its|the) ~(?=[\d.]+B\b)", r"\1 roughly "),
     (r"d_ff = 4 d", "a feed-forward width of 4d"),
@@ -147,21 +154,21 @@ def own_readings() -> dict[str, dict]:
 
 
 def own_fits_table() -> pd.DataFrame:
-    """Each stored sweep's doubling pairs: whether the pair crosses by the declared rule, and
-    between which budgets; a slope b needs two crossing pairs in one sweep."""
+    """Each stored sweep's doubling pairs and those that cross by the declared rule (with the
+    budgets between which they cross), one row a sweep; a slope b needs two crossing pairs in one
+    sweep. The verdicts themselves are the experiments chapter's."""
     rows = []
     for label, r in own_readings().items():
+        pairs = [f"{p['shallow']} vs {p['deep']}" for p in r["pairs"]]
         if not r["pairs"][0]["points"] and r["budgets"] is not None:
-            rows += [{"sweep": label, "pair": f"{p['shallow']} vs {p['deep']}", "crosses by the rule": "not decided yet",
-                      "between": ""} for p in r["pairs"]]
-            continue
-        for p in r["pairs"]:
-            t = p["verdict"]["transition"]
-            rows.append({"sweep": label, "pair": f"{p['shallow']} vs {p['deep']}",
-                         "crosses by the rule": "yes" if t else "no",
-                         "between": f"{fmt.count(t['between'][0])} and {fmt.count(t['between'][1])}" if t else ""})
-    frame = pd.DataFrame(rows).set_index(["sweep", "pair"])
-    return frame if frame["between"].any() else frame.drop(columns="between")  # no pair crosses: no column
+            crossing = "not read: no size has all its runs"
+        else:
+            crossing = "; ".join(
+                f"{p['shallow']} vs {p['deep']}, between {fmt.count(t['between'][0])} and {fmt.count(t['between'][1])}"
+                for p in r["pairs"] if (t := p["verdict"]["transition"])) or "none"
+        rows.append({"sweep": fmt.capitalised(label.removeprefix("the ")), "doubling pairs": fmt.listed(pairs),
+                     "crossing by the rule": crossing})
+    return pd.DataFrame(rows).set_index("sweep")
 
 
 def shape_frame(shape: dict) -> pd.DataFrame:
@@ -170,9 +177,17 @@ def shape_frame(shape: dict) -> pd.DataFrame:
     names = {"budget": ("budget 12 L d²", fmt.count), "depth": ("depth L", _shape_value),
              "width": ("width d", _shape_value), "optimal_depth": ("optimal depth L*", lambda v: f"{v:.1f}"),
              "optimal_width": ("optimal width d*", lambda v: f"{v:,.0f}"),
-             "depth_ratio": ("L / L*", lambda v: f"{v:.2f}"), "depth_difference": ("L − L*", lambda v: f"{v:+.1f}"),
-             "width_ratio": ("d / d*", lambda v: f"{v:.2f}"), "verdict": ("verdict", str), "rule": ("rule", str)}
+             "depth_ratio": ("L / L*", lambda v: f"{v:.2f}"),
+             "depth_difference": ("L − L*", lambda v: f"{v:+.1f}".replace("-", "\N{MINUS SIGN}")),
+             "width_ratio": ("d / d*", lambda v: f"{v:.2f}"), "verdict": ("verdict", str), "rule": ("rule", rule_words)}
     return pd.DataFrame({"value": {names[k][0]: names[k][1](v) for k, v in shape.items() if k in names}})
+
+
+def rule_words(rule: str) -> str:
+    """The verdict's rule (:func:`dwlib.core.fit.verdict`, written for a terminal) as a reader reads
+    it: 'near optimal iff |L - L*| <= ...' -> 'near optimal when |L − L*| ≤ ...'."""
+    return (rule.replace(" iff ", " when ").replace(" - ", " \N{MINUS SIGN} ")
+            .replace("<=", "\N{LESS-THAN OR EQUAL TO}"))
 
 
 def _shape_value(v) -> str:
@@ -403,7 +418,7 @@ def precision_table(budgets=PRECISION_BUDGETS) -> pd.DataFrame:
     box = rounding_box(budgets)
     b = AUTHORS_FIT.depth_slope
     rows = [("intercept a", AUTHORS_FIT.log_width_intercept, box["intercept"]), ("slope b", b, box["slope"]),
-            ("width factor per layer e^b", math.exp(b), box["width_factor"]),
+            ("width factor per layer e\N{MODIFIER LETTER SMALL B}", math.exp(b), box["width_factor"]),
             ("ln 3 / b", math.log(3.0) / b, box["ln3_over_slope"])]
     rows += [(f"optimal depth L* at N = {fmt.count(n)}", L, r)
              for n, L, r in zip(box["budgets"], box["optimal_depth"], box["optimal_depth_range"])]

@@ -100,7 +100,7 @@ def _curve_frame(budget_range, points: int, fit: Fit, rel_tol: float = DEFAULT_R
 
 def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_REL_TOL,
                  abs_tol: float = DEFAULT_ABS_TOL, budget_range=(3e7, 3e12),
-                 width: int = 600, height: int = 400) -> alt.LayerChart:
+                 width: int = 600, height: int = 400, cite=None) -> alt.LayerChart:
     """Depth against non-embedding budget 12 L d^2 (log x): the fit's optimal-depth curve,
     the "near optimal" band of :func:`~dwlib.core.fit.verdict`, and ``models`` as labelled
     points coloured by verdict, with tooltips.
@@ -110,9 +110,13 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
     one point (the label shows one name and how many more, the tooltip all).  Verdicts are computed
     with ``fit``/``rel_tol``/``abs_tol`` (so the colours match the curve and band).  Each label
     lies nearest its own point and off the curve at every width the chart is drawn at
-    (:func:`dwlib.viz.layout.narrow_offsets`).
+    (:func:`dwlib.viz.layout.narrow_offsets`). ``cite``: what the tooltips show for a model's
+    ``source`` (a bibliography key), for instance the book's author-year text
+    (:func:`dwlib.book.references.author_year`); the key itself by default.
     """
     models = load_models(fit, rel_tol, abs_tol) if models is None else list(models)
+    if cite is not None:
+        models = [{**m, "source": cite(m["source"])} if m.get("source") else m for m in models]
     lo, hi = check_budget_range(budget_range)
     curve = _curve_frame((lo, hi), 160, fit, rel_tol, abs_tol)
     groups = sorted(_shape_groups(models, fit, rel_tol, abs_tol),
@@ -180,7 +184,7 @@ def models_chart(models=None, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_R
             alt.Tooltip("size:N", title="12 L d²"),
             alt.Tooltip("optimal_depth:Q", format=".1f", title="optimal depth L*"),
             alt.Tooltip("depth_ratio:Q", format=".2f", title="L / L*"),
-            alt.Tooltip("verdict:N"), alt.Tooltip("source:N", title="source")]
+            alt.Tooltip("verdict:N", title="verdict"), alt.Tooltip("source:N", title="source")]
     def points(frame, size):
         return alt.Chart(frame).mark_point(filled=True, size=size, opacity=0.9).encode(
             x=x, y=alt.Y("depth:Q", scale=yscale), color=color, shape=shape, tooltip=tips)
@@ -262,6 +266,8 @@ def _advisor_marker(fit: Fit, h: int, param: str) -> alt.Chart:
         width_label="'d* = ' + format(datum.width, ',.0f')")
 
 
+#: the advisor slider's name, which its value follows (log10 of the budget N: 11.24 is 174B)
+SLIDER_LABEL = "log\u2081\u2080 N"
 #: the advisor slider's step in log10(budget), and its decimals
 ADVISOR_DIGITS = 5
 ADVISOR_STEP = 10.0 ** -ADVISOR_DIGITS
@@ -289,7 +295,7 @@ def advisor_chart(fit: Fit = AUTHORS_FIT, models=None, head_size: int = DEFAULT_
     # the advisor's text and the command line give it (at 175B, d* = 13,459, not the 13,458 of
     # 174.98B, the nearest budget on a 0.001 step)
     pick = slider("log10_budget", math.log10(lo), math.log10(hi), ADVISOR_STEP,
-                  round(math.log10(N0), ADVISOR_DIGITS), label="budget, power of 10")
+                  round(math.log10(N0), ADVISOR_DIGITS), label=SLIDER_LABEL)
     x = _budget_x(lo, hi)
     ydepth = alt.Scale(domain=[0, math.ceil(float(curve["depth"].max()) / 10) * 10 + 10])
     marker = _advisor_marker(fit, h, pick.name)
@@ -315,8 +321,9 @@ def advisor_chart(fit: Fit = AUTHORS_FIT, models=None, head_size: int = DEFAULT_
     if models:
         pts = pd.DataFrame(_shape_groups(models, fit, DEFAULT_REL_TOL, DEFAULT_ABS_TOL))
         layers.append(alt.Chart(pts).mark_point(color="#999", size=30).encode(
-            tooltip=[alt.Tooltip("name:N", title="model"), "depth:Q",
-                     alt.Tooltip("width:Q", format=","), "verdict:N"], **depth_enc))
+            tooltip=[alt.Tooltip("name:N", title="model"), alt.Tooltip("depth:Q", title="depth L"),
+                     alt.Tooltip("width:Q", format=",", title="width d"),
+                     alt.Tooltip("verdict:N", title="verdict")], **depth_enc))
     layers += [rule, *answer("depth_label", depth_enc),
                *[marker.mark_text(align="left", baseline="top", fontSize=12, fontWeight=weight,
                                   limit=alt.expr("width - 8"))
