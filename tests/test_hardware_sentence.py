@@ -38,7 +38,7 @@ def test_runs_split_between_machines_are_counted_per_size_with_the_parity_check(
                            "2 on one NVIDIA H200 (2 of the 3 runs at 1.6M).")
     assert "six runs first trained on a 2-core CPU matched their held-out losses within 0.0003 nats" in text
     assert "a median spread of 0.051 nats" in text
-    assert "so at 1.6M, where some gaps pair runs from the two machines" in text  # the one size with both
+    assert "At 1.6M, where some gaps pair runs from the two machines" in text  # the one size with both
 
     def missing(*parts):
         raise FileNotFoundError(parts)

@@ -26,13 +26,14 @@ def test_every_split_shape_trained_at_two_commits_is_named_with_its_retraining_o
             live = sorted(retrained[k]["eval_loss_live"] for k in keys)
             assert f"{live[0]:.3f} to {live[-1]:.3f}" in text
         else:
-            assert f"of {where} have not been trained again" in text
+            assert f"of {where}, which have not been trained again" in text
 
 
 def test_the_split_is_called_no_change_of_code_only_when_every_retrained_group_lands_where_it_was(monkeypatch):
     runs = pv._retrained_runs("cpu-pairs")
+    assert "the split does not come from the code" in pv.retrained_sentence()
     g = _split_shapes()[0]
     select = list(g["select"].values())
     among = [{**x, "eval_loss_live": (min(select) + max(select)) / 2} for x in runs]  # the seeds land among the others
     monkeypatch.setattr(pv, "_retrained_runs", lambda sweep: among)
-    assert "not a change of code" not in pv.retrained_sentence()
+    assert "does not come from the code" not in pv.retrained_sentence()

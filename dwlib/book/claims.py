@@ -308,16 +308,24 @@ def _earlier_items(items: list[dict]) -> list[dict]:
     return [x for x in items if x["sweep"] != pairs_verdicts.RULE_SWEEP and x["sweep"] not in _designs()]
 
 
-def _earlier(items: list[dict]) -> str:
+def _earlier(items: list[dict], brief: bool = False) -> str:
     """The other designs under the rule, read on their own, and the earlier sweeps, read the same
-    way; neither counted in a verdict."""
+    way; neither counted in a verdict. ``brief``: the earlier sweeps' pairs counted by reading,
+    not listed (the experiments chapter lists them)."""
     second = [x for x in items if x["sweep"] in _designs()]
     rest = _earlier_items(items)
     out = []
     if second:
         out.append("Not counted until it has every size, the rule's second design: "
                    + " ".join(s[:1].lower() + s[1:] if i == 0 else s for i, s in enumerate(_small_sentences(second))))
-    if rest:
+    if rest and brief:
+        n = {k: _count(rest, k) for k in (SMALL_WORSE, SMALL_COMPARABLE, SMALL_BETTER, SMALL_UNRESOLVED)}
+        said = {SMALL_WORSE: "deeper worse", SMALL_COMPARABLE: "comparable within the target",
+                SMALL_BETTER: "deeper better", SMALL_UNRESOLVED: "not resolved"}
+        out.append(f"The earlier sweeps, designed before the rule and not counted, at their smallest sizes: of their "
+                   f"{pairs_verdicts.words(len(rest))} pairs, "
+                   + fmt.listed([f"{said[k]} in {pairs_verdicts.words(v)}" for k, v in n.items() if v]) + ".")
+    elif rest:
         out.append("The earlier sweeps, read the same way but designed before the rule and not counted in the "
                    "verdict: " + " ".join(s[:1].lower() + s[1:] if i == 0 else s
                                           for i, s in enumerate(_small_sentences(rest))))
@@ -342,6 +350,20 @@ def _scope() -> str:
             "Kaplan et al. takes as wide enough, so the row tests the claim at a smaller scale than the paper's.")
 
 
+def _rests_on(mine: list[dict]) -> str:
+    """When one resolved pair alone decides the declared sweep's reading, that pair and its
+    widths, as a sentence (with a leading space); '' otherwise."""
+    resolved = [x for x in mine if x["reading"] in (SMALL_WORSE, SMALL_BETTER, SMALL_COMPARABLE)]
+    if len(resolved) != 1:
+        return ""
+    x = resolved[0]
+    preset = get_preset(pairs_verdicts.RULE_SWEEP)
+    b = x["point"]["target_budget"]
+    w = [sizes.width_for_budget(b, L, preset.head_size) for L in (x["shallow"], x["deep"])]
+    return (f" The verdict rests on that one resolved pair, {x['shallow']} vs {x['deep']} (widths {w[0]} and "
+            f"{w[1]}).")
+
+
 def comparable_row() -> dict:
     """At the smallest size of each pair of the declared sweep, do the two networks perform
     comparably (the paper's section 5)? By :func:`comparable_verdict`; the earlier sweeps are
@@ -355,7 +377,7 @@ def comparable_row() -> dict:
     how = "neither of its two pairs" if n == 2 and k == 0 else f"{_none(k)} of its {pairs_verdicts.words(n)} pairs"
     text = (f"{_declared_head(items)}: comparable within ± {target} nats in {how}; the deeper network resolved worse in "
             f"{_none(_count(mine, SMALL_WORSE))}, better in {_none(_count(mine, SMALL_BETTER))}, not resolved in "
-            f"{_none(_count(mine, SMALL_UNRESOLVED))}. {_scope()} The earlier sweeps and the rule's second design, not "
+            f"{_none(_count(mine, SMALL_UNRESOLVED))}.{_rests_on(mine)} {_scope()} The earlier sweeps and the rule's second design, not "
             f"counted, are comparable within the target in {_none(_count(others, SMALL_COMPARABLE))} of their "
             f"{pairs_verdicts.words(len(others))} pairs (the next row).")
     return _row("at small sizes a deeper and a shallower network of equal size perform comparably (the paper's "
@@ -379,10 +401,11 @@ def worse_row() -> dict:
     tail = []
     if changed:
         tail.append(f"On seeds {min(later)} to {max(later)} alone, {_pair_list(changed)}.")
-    caveat = pairs_verdicts.split_caveat()
+    at = {x["point"]["target_budget"] for x in mine if x["point"] is not None}
+    caveat = pairs_verdicts.split_caveat(budgets=at)  # a split at a larger size is not this row's
     if caveat:
         tail.append(fmt.capitalised(caveat) + ".")
-    earlier = _earlier(items)
+    earlier = _earlier(items, brief=True)
     return _row("at small sizes a deeper network does worse (the authors' summary)", "experiments",
                 f"worse at small enough widths {SUMMARY}", " ".join([head, *tail, *([earlier] if earlier else [])]),
                 worse_verdict([x["reading"] for x in mine]), "experiments")
@@ -734,7 +757,8 @@ def figure2_sentence(table: list[dict]) -> str:
             "partly": "The transitions of the paper's Figure 2 are reproduced in part",
             "not reproduced": "The transitions of the paper's Figure 2 are not reproduced"}[row["agreement"]]
     # the row lists the sweeps and what crosses in each; here, what the fit leaves of it
-    return f"{head} (the table's row gives each sweep). {fmt.capitalised(figure2.fit_reach_clause(sizes=SIZES))}."
+    return (f"{head}: the table's row gives each sweep, and where the authors' fit of the optimal depth would place "
+            "the transitions.")
 
 
 def figure2_head(table: list[dict]) -> str:

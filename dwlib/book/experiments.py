@@ -9,6 +9,7 @@ shows. The analyses themselves are called in the chapter's cells, where the read
 from __future__ import annotations
 
 import functools
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -221,7 +222,9 @@ def replay_table(rep: dict) -> pd.DataFrame:
 
 def replay_numbers(rep: dict) -> dict:
     """The glued numbers of the live replay: its time and the largest difference from the stored losses."""
-    return {"replay_seconds": rep["seconds"], "replay_diff": rep["max_abs_diff"]}
+    diff = rep["max_abs_diff"]
+    return {"replay_seconds": rep["seconds"], "replay_diff": diff,
+            "replay_diff_text": fmt.sci(math.log10(diff), superscript=True) if diff > 0 else "0"}
 
 
 def numbers() -> dict:

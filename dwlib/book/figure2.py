@@ -21,7 +21,7 @@ from dwlib.core import bounds, sizes
 from dwlib.errors import InputError
 from dwlib.core.fit import AUTHORS_FIT, optimal_width
 from dwlib.experiments import pairs
-from dwlib.experiments.presets import get_preset
+from dwlib.experiments.presets import WIDE, get_preset
 from dwlib.experiments.records import stored_results
 from dwlib.store import packaged_json
 from dwlib.train import corpora
@@ -79,52 +79,54 @@ def chart_conclusion(r: dict) -> str:
 
 
 def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
-    """Figure 7.2's caption (the measured pairs): what to conclude (from the rule's reading, and the reading on the
-    seeds that did not choose the rates where it differs), then the layout as drawn."""
+    """Figure 7.2's caption (the measured pairs): what to conclude first (the rule's reading in
+    counts; the points themselves are in the chart and the verdict section), with the reading on
+    the seeds that did not choose the rates where it differs, then the layout as drawn."""
     if r is None:
         r, seeds = reading(), later_seeds()
         others = pv.read(SWEEP, seeds=seeds)
     level = r["rule"]["level"]
+    layout = (f"One row per pair: held-out loss (nats per token) against non-embedding size, seed means with "
+              f"{level:.0%} intervals, hollow marks for networks narrower than 200; beside it, the paired "
+              "deeper-minus-shallower gap: orange triangles (up) resolved worse, blue (down) resolved better, grey "
+              "circles not resolved.")
     if not r["budgets"]:
-        conclude = ("No size has every seed of every depth, so the figure draws the runs stored and "
-                    "no verdict is read from it.")
-    else:
-        found = []
-        one = len(r["budgets"]) == 1
-        for i, p in enumerate(r["pairs"]):
-            v, name = p["verdict"], f"{p['shallow']} vs {p['deep']} layers"
-
-            def at(bs):
-                return "" if one else f" at {pv._sizes(bs)}"
-            bits = ([f"the deeper network worse{at(v['worse'])}"] if v["worse"] else []) + \
-                   ([f"not resolved{at(v['unresolved'])}"] if v["unresolved"] else []) + \
-                   ([f"the deeper network better{at(v['better'])}"] if v["better"] else [])
-            extra = ""
-            if others is not None:
-                q = others["pairs"][i]["verdict"]
-                if q["better"] and q["better"] != v["better"]:
-                    extra = (f" (on seeds {min(seeds)} to {max(seeds)} alone, which did not choose the rates, the "
-                             f"deeper network is better{at(q['better'])})")
-            found.append(f"{name}: {', '.join(bits)}{extra}")
-        notes = []
-        if any(p["verdict"]["worse"] for p in r["pairs"]):
-            notes.append("Where the deeper network is worse, the paper expects them to perform comparably.")
-        split = [g for g in pv.seed_groups(SWEEP) if g["split"]] if others is not None else []
-        if split:
-            notes.append("The gap is no measure of depth where a shape's seeds split at its chosen rate: "
-                         + fmt.listed([f"the {g['depth']}-layer network{at([g['target_budget']])}" for g in split]) + ".")
-        n = len(r["budgets"])
-        where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
-        what = (f"The first size of the CPU doubling-pairs sweep, {where[3:]} non-embedding parameters" if n == 1 else
-                f"The CPU doubling-pairs sweep {where} non-embedding parameters")
-        conclude = (f"{what}. {'; '.join(found)}. " + "".join(n + " " for n in notes)
-                    + ("With one size the figure has no curve and cannot show a transition."
-                       if n == 1 else
-                       "By the declared rule " + ("no pair crosses." if not pv.crossing(r) else
-                                                  f"{pv.of(len(pv.crossing(r)), len(r['pairs']), 'pair', 'crosses')}.")))
-    return (f"{conclude} One row per pair: held-out loss (nats per token) against non-embedding size, seed "
-            f"means with {level:.0%} intervals; beside it, the paired deeper-minus-shallower gap: orange "
-            "triangles (up) resolved worse, blue (down) resolved better, grey circles not resolved.")
+        return ("No size has every seed of every depth, so the figure draws the runs stored and no verdict is read "
+                "from it. " + layout)
+    points = [x for p in r["pairs"] for x in p["points"]]
+    n = {k: sum(x["verdict"] == k for x in points) for k in SIDES}
+    where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
+    one = len(r["budgets"]) == 1
+    crossed = pv.crossing(r)
+    head = (f"At the first size of the CPU doubling-pairs sweep, {where[3:]} non-embedding parameters, one size "
+            "cannot show a transition" if one else
+            "By the declared rule " + ("no pair crosses" if not crossed else
+                                       pv.of(len(crossed), len(r["pairs"]), "pair", "crosses"))
+            + f" {where} non-embedding parameters")
+    later = []
+    if others is not None:
+        later = [f"{p['shallow']} vs {p['deep']} at {fmt.count(y['target_budget'])}"
+                 for p, q in zip(r["pairs"], others["pairs"]) for x, y in zip(p["points"], q["points"])
+                 if y["verdict"] == pairs.BETTER and x["verdict"] != pairs.BETTER]
+    better = (f"the deeper network is resolved better at {'none' if not n[pairs.BETTER] else n[pairs.BETTER]} of "
+              f"the {len(points)} points" if len(points) > 1 else
+              "the deeper network is " + ("resolved better" if n[pairs.BETTER] else "not resolved better"))
+    if later:
+        better += (f" (on seeds {min(seeds)} to {max(seeds)} alone, which did not choose the rates, "
+                   + (f"also at {fmt.listed(later)})" if n[pairs.BETTER] else
+                      f"at {pv.words(len(later))}: {fmt.listed(later)})"))
+    rest = []
+    if n[pairs.WORSE]:
+        rest.append(f"worse at {n[pairs.WORSE]}, where the paper expects the two to perform comparably")
+    if n[pairs.UNRESOLVED]:
+        rest.append(f"not resolved at {n[pairs.UNRESOLVED]}")
+    text = f"{head}, and {better}." + (f" It is {', and '.join(rest)}." if rest and len(points) > 1 else "")
+    split = [g for g in pv.seed_groups(SWEEP) if g["split"]] if others is not None else []
+    if split:
+        text += (" Where a shape's seeds split at its chosen rate ("
+                 + fmt.listed([f"the {g['depth']}-layer network at {fmt.count(g['target_budget'])}" for g in split])
+                 + "), the gap is no measure of depth.")
+    return f"{text} {layout}"
 
 
 def authors_range(shallow: int, deep: int) -> tuple[float, float]:
@@ -134,26 +136,26 @@ def authors_range(shallow: int, deep: int) -> tuple[float, float]:
 
 
 def authors_reach(r: dict | None = None) -> str:
-    """Where the authors' fit places each pair's transition against the sweep's planned sizes and
-    those trained in full, in one sentence."""
+    """Where the authors' fit places each pair's transition against the sweep's sizes (and,
+    while some lack runs, which of them have all their runs), in one sentence."""
     r = r or reading()
-    planned = sorted(get_preset(SWEEP).budgets)
+    sizes_ = sorted(get_preset(SWEEP).budgets)
     parts = []
     for s, d in (tuple(p) for p in r["rule"]["pairs"]):
         lo, hi = authors_range(s, d)
-        inside = [b for b in planned if lo <= b <= hi]
-        above = [b for b in planned if b > hi]
+        inside = [b for b in sizes_ if lo <= b <= hi]
+        above = [b for b in sizes_ if b > hi]
         name = f"the {s} vs {d} range"
         if inside:
             done = [b for b in inside if b in r["budgets"]]
-            parts.append(f"{name} holds the planned {'size' if len(inside) == 1 else 'sizes'} {pv._sizes(inside)}, "
-                         + ("all trained in full" if len(done) == len(inside) else
-                            "which are not yet trained in full" if not done else
-                            f"of which {pv._sizes(done)} {'is' if len(done) == 1 else 'are'} trained in full"))
+            parts.append(f"{name} holds the sweep's {'size' if len(inside) == 1 else 'sizes'} {pv._sizes(inside)}"
+                         + ("" if len(done) == len(inside) else
+                            ", which do not have all their runs yet" if not done else
+                            f", of which {pv._sizes(done)} {'has' if len(done) == 1 else 'have'} all their runs"))
         elif above:
             parts.append(f"{name} lies below the sweep's sizes above {fmt.count(above[0])}")
         else:
-            parts.append(f"{name} lies beyond the largest planned size, {fmt.count(planned[-1])}")
+            parts.append(f"{name} lies beyond the sweep's largest size, {fmt.count(sizes_[-1])}")
     return fmt.capitalised("; ".join(parts)) + "."
 
 
@@ -189,8 +191,12 @@ def bounds_rows(sweep: str = SWEEP, shallow_deep=None, budgets=None) -> list[dic
 def bounds_table() -> pd.DataFrame:
     """:func:`bounds_rows` of the doubling sweep, as the chapter shows it."""
     df = pd.DataFrame(bounds_rows())
+    preset = get_preset(SWEEP)
+    df["widths"] = [_widths(preset, b, [int(x) for x in p.split(" vs ")]) for p, b in zip(df["pair"], df["budget"])]
     df["budget"] = [fmt.count(b) for b in df["budget"]]
-    df = df.rename(columns={"trained": "trained", "widths": "widths (shallow, deep)", "shallow upper": "shallow: upper bound",
+    if (df["trained"] == "in full").all():  # every row trained: the column says nothing
+        df = df.drop(columns="trained")
+    df = df.rename(columns={"widths": f"widths (* below {WIDE})", "shallow upper": "shallow: upper bound",
                             "deep lower": "deep: lower bound", "shallow eq.": "shallow: eq.", "deep eq.": "deep: eq."})
     return df.set_index(["pair", "budget"]).round(2)
 
@@ -325,7 +331,7 @@ def reproduced_sentence(r: dict, earlier: list[dict]) -> str:
 
 def result_sentence(r: dict | None = None, part: str = "all") -> str:
     """The chapter's result in three sentences: each pair's verdict at the sizes read, the sizes not
-    yet trained in full, and the caveat of a shape whose seeds split at its chosen rate. ``part``:
+    yet with all their runs, and the caveat of a shape whose seeds split at its chosen rate. ``part``:
     "head" (the first sentence, the verdict in counts), "detail" (the rest), or "all"."""
     r = r or reading()
     if not r["budgets"]:
@@ -363,7 +369,7 @@ def result_sentence(r: dict | None = None, part: str = "all") -> str:
     missing = [b for b in planned if b not in r["budgets"]]
     text = f"{head} {fmt.capitalised('; '.join(bits))}."
     if missing:
-        text += (f" {pv._sizes(missing)} {'is' if len(missing) == 1 else 'are'} not yet trained in full"
+        text += (f" {pv._sizes(missing)} {'does' if len(missing) == 1 else 'do'} not have all {'its' if len(missing) == 1 else 'their'} runs yet"
                  + (", so no transition can be read." if len(r["budgets"]) == 1 else "."))
     k = pv.split_points(SWEEP)  # the full account follows in the chapter
     if k:
@@ -373,22 +379,24 @@ def result_sentence(r: dict | None = None, part: str = "all") -> str:
 
 
 def takeaway_sentence(r: dict | None = None) -> str:
-    """The doubling sweep in one sentence for the Takeaway: how many sizes it has trained in full,
-    whether that can show a transition, and whether the deeper network is resolved better anywhere."""
+    """The doubling sweep in one sentence for the Takeaway: at how many of its sizes it has all its
+    runs, whether that can show a transition, and whether the deeper network is resolved better
+    anywhere."""
     r = r or reading()
-    n = len(r["budgets"])
+    n, total = len(r["budgets"]), len(get_preset(SWEEP).budgets)
     if not n:
-        return "The CPU doubling-pairs sweep has no size trained in full yet."
+        return "The CPU doubling-pairs sweep has no size with all its runs yet."
     better = [f"{p['shallow']} vs {p['deep']}" for p in r["pairs"] if p["verdict"]["better"]]
-    return (f"The CPU doubling-pairs sweep has {pv.words(n)} size{'s' * (n != 1)} trained in full"
-            + (", too few to show a transition," if n == 1 else ",")
-            + (" and there the deeper network of a pair is never resolved better." if not better else
-               f" and the deeper network is resolved better in {fmt.listed(better)}."))
+    where = (f"At all {pv.words(n)} sizes of the CPU doubling-pairs sweep" if n == total else
+             f"At the {pv.words(n)} of its {pv.words(total)} sizes where the CPU doubling-pairs sweep has all its runs")
+    return (where + (", too few to show a transition," if n == 1 else ",")
+            + (" the deeper network of a pair is never resolved better." if not better else
+               f" the deeper network is resolved better in {fmt.listed(better)}."))
 
 
 
 def widths_below(sweep: str = SWEEP, limit: int = 200) -> tuple[int, int]:
-    """How many of the sweep's planned shapes (depth, budget) have a width below ``limit``, of how many."""
+    """How many of the sweep's shapes (depth, budget) have a width below ``limit``, of how many."""
     preset = get_preset(sweep)
     w = [sizes.width_for_budget(b, L, preset.head_size) for b in preset.budgets for L in preset.depths]
     return sum(x < limit for x in w), len(w)
@@ -432,11 +440,49 @@ def hardware_sentence(sweep: str = SWEEP) -> str:
     runs = parity["runs"]
     mixed = sorted(b for b in {r["target_budget"] for r in records}
                    if len({_machine(r.get("hardware") or {}) for r in records if r["target_budget"] == b}) > 1)
-    return (text + f" Retrained on {rest[0] if len(rest) == 1 else 'the other machine'}, {pv.words(len(runs))} runs "
-            f"first trained on {main} matched their held-out losses within {worst:.4f} nats, against a median spread "
-            f"of {_seed_std(sweep):.3f} nats between seeds of one shape: the machine moves a result far less than the "
-            "seed does" + (f", so at {pv._sizes(mixed)}, where some gaps pair runs from the two machines, that "
-                           "pairing costs little." if mixed else "."))
+    by_key = {r.get("key"): r for r in records}
+    checked = sorted({f"the {by_key[x['key']]['depth']}-layer network at {fmt.count(by_key[x['key']]['target_budget'])}"
+                      for x in runs if x.get("key") and x["key"] in by_key})
+    text += (f" Retrained on {rest[0] if len(rest) == 1 else 'the other machine'}, {pv.words(len(runs))} runs "
+             f"first trained on {main}{f' ({fmt.listed(checked)})' if checked else ''} matched their held-out losses within {worst:.4f} nats, against a "
+             f"median spread of {_seed_std(sweep):.3f} nats between seeds of one shape: there the machine moves a "
+             "result far less than the seed does.")
+    if not mixed:
+        return text
+    r = pv.read(sweep)
+    ends = [abs(e) for p in r["pairs"] for x in p["points"] if x["target_budget"] in mixed
+            and x["half_width"] is not None and x["verdict"] != pairs.UNRESOLVED
+            for e in (x["low"], x["high"]) if (e > 0) == (x["mean"] > 0)]
+    if not ends:
+        return text
+    close = min(ends)
+    return text + (f" At {pv._sizes(mixed)}, where some gaps pair runs from the two machines, the interval end "
+                   f"nearest zero lies {close:.3f} nats from it: " + (
+                       "a difference of that size in both runs of a gap would move no verdict there, if other "
+                       "shapes match as closely; no run of those shapes was trained on both."
+                       if close > 2 * worst else
+                       "a difference of that size in both runs of a gap could move a verdict there; no run of "
+                       "those shapes was trained on both."))
+
+
+def versions_sentence(sweep: str = SWEEP) -> str:
+    """Which versions of the code trained the stored runs: how many, and how many runs record
+    uncommitted changes beside their version (a commit marked '+dirty'), by size."""
+    records = stored_results(sweep)
+    versions = {(r.get("git_commit") or "").split("+")[0] for r in records}
+    dirty = [r for r in records if (r.get("git_commit") or "").endswith("+dirty")]
+    text = (f"Each run records the version of the code that trained it; the {len(records)} runs of "
+            f"{pv.NAMES.get(sweep, sweep)} come from {pv.words(len(versions))} version{'s' * (len(versions) != 1)}.")
+    if not dirty:
+        return text
+    by = {}
+    for r in dirty:
+        by[r["target_budget"]] = by.get(r["target_budget"], 0) + 1
+    total = {b: sum(r["target_budget"] == b for r in records) for b in by}
+    where = fmt.listed([("every run" if n == total[b] else f"{n} of the {total[b]} runs") + f" at {fmt.count(b)}"
+                        for b, n in sorted(by.items())])
+    return text + (f" Of them, {len(dirty)} ({where}) record changes not yet committed beside their version, so "
+                   "they can be traced only to the version those changes were made on.")
 
 
 def embedding_sentence(r: dict | None = None) -> str:
@@ -490,7 +536,7 @@ def numbers() -> dict:
         "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(SWEEP),
         "fx_result": result_sentence(r), "fx_result_head": result_sentence(r, "head"),
         "fx_result_detail": result_sentence(r, "detail"), "fx_split": pv.split_sentence(SWEEP),
-        "fx_retrained": pv.retrained_sentence(SWEEP), "fx_lone": pv.lone_seed_sentence(SWEEP),
+        "fx_retrained": pv.retrained_sentence(SWEEP), "fx_versions": versions_sentence(), "fx_lone": pv.lone_seed_sentence(SWEEP),
         "fx_spread_terms": pv.spread_terms(SWEEP), "fx_untied_design": untied_design_sentence(),
         "fx_untied": untied_sentence(), "fx_untied_notes": untied_notes(),
         "fx_pilot": pilot_sentence(r),
@@ -619,7 +665,8 @@ def seed_table() -> pd.DataFrame:
     rows = []
     for g in pv.seed_groups(SWEEP):
         losses = {**g["select"], **g["others"]}
-        row = {"size": fmt.count(g["target_budget"]), "depth": g["depth"], "width": g["width"], "rate": f"{g['lr']:g}"}
+        row = {"size": fmt.count(g["target_budget"]), "depth": g["depth"],
+               f"width (* below {WIDE})": f"{g['width']}{'*' if g['width'] < WIDE else ''}", "rate": f"{g['lr']:g}"}
         row |= {f"seed {s}{' (chose the rate)' if s < preset.select_seeds else ''}": round(v, 3)
                 for s, v in sorted(losses.items())}
         rows.append(row)
@@ -723,8 +770,10 @@ def intro_sentence() -> str:
     k = pv.split_points(SWEEP)
     if k:
         precision += f", and {pv.words(k)} points rest on seeds that split at their chosen rate"
-    return (head + f" In the sweep designed for that rule, {where} non-embedding parameters "
-            f"({'the only size' if len(r['budgets']) == 1 else 'the sizes'} trained in full), {counts}. "
+    every = len(r["budgets"]) == len(get_preset(SWEEP).budgets)
+    scope = "" if every else (" (the only size with all its runs)" if len(r["budgets"]) == 1 else
+                              " (the sizes with all their runs)")
+    return (head + f" In the sweep designed for that rule, {where} non-embedding parameters{scope}, {counts}. "
             f"{precision}.")
 
 
@@ -744,12 +793,21 @@ def untied_reading() -> dict | None:
         return None
 
 
-def points_table(r: dict) -> pd.DataFrame:
-    """Every (pair, size) point of a reading: the mean deeper-minus-shallower gap, its paired 95%
-    interval and half-width (nats), and the rule's verdict, one row each."""
+def _widths(preset, b: float, depths) -> str:
+    """The widths of the networks of ``depths`` at target budget ``b``, those below WIDE marked '*'."""
+    return ", ".join(f"{w}{'*' if w < WIDE else ''}" for w in (sizes.width_for_budget(b, L, preset.head_size)
+                                                                for L in depths))
+
+
+def points_table(r: dict, sweep: str = SWEEP) -> pd.DataFrame:
+    """Every (pair, size) point of a reading of ``sweep``: both widths (narrow ones marked), the
+    mean deeper-minus-shallower gap, its paired 95% interval and half-width (nats), and the rule's
+    verdict, one row each."""
     said = SIDES
     level = f"{r['rule']['level']:.0%}"
+    preset = get_preset(sweep)
     rows = [{"pair": f"{p['shallow']} vs {p['deep']}", "size": fmt.count(x["target_budget"]),
+             f"widths (* below {WIDE})": _widths(preset, x["target_budget"], (p["shallow"], p["deep"])),
              "mean gap": f"{x['mean']:+.3f}",
              f"{level} interval": (f"{x['low']:+.3f} to {x['high']:+.3f}" if x["half_width"] is not None else "none"),
              "half-width": (f"{x['half_width']:.3f}" if x["half_width"] is not None else "none"),
@@ -761,7 +819,7 @@ def points_table(r: dict) -> pd.DataFrame:
 def untied_table() -> pd.DataFrame:
     """The untied design's points (:func:`points_table`); empty while none is published."""
     u = untied_reading()
-    return points_table(u) if u else pd.DataFrame()
+    return points_table(u, UNTIED) if u else pd.DataFrame()
 
 
 def untied_design_sentence() -> str:
@@ -770,8 +828,8 @@ def untied_design_sentence() -> str:
     return ("The rule file declares a second design, added before any of its runs: the same sweep with an output "
             "layer of its own instead of one tied to the input embedding. Its reasons are the seed split above "
             "and the vocabulary chapter's untied control, whose seeds lay close together. It is read by the same "
-            "rule on its own, never pooled with the tied design, and this chapter leads with it once it has "
-            f"all {pv.words(len(planned))} sizes.")
+            "rule on its own and never pooled with the tied design. The rule makes it the chapter's main design "
+            f"once it has every seed at all {pv.words(len(planned))} sizes; until then the tied design is.")
 
 
 def untied_sentence(u: dict | None | bool = None, later: dict | None = None, seeds=()) -> str:

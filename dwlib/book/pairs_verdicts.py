@@ -557,7 +557,26 @@ def split_sentence(sweep: str = RULE_SWEEP) -> str:
     if not groups:
         return ("At every size read, the seeds that chose a shape's learning rate lie among the others at that "
                 "rate, so the choice of rate does not split any shape's seeds.")
-    if len(groups) > 1:  # one short sentence a shape, the losses left to the table of every seed
+    if len(groups) > 1:  # the losses left to the table of every seed
+        same = {(g["lr"], tuple(sorted(g["select"])), tuple(sorted(g["others"])),
+                 tuple(g["better_elsewhere"][:1]), len(g["select"]) + len(g["others"])) for g in groups}
+        readings = [f"{fmt.listed(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
+        rest = sorted(groups[0]["others"])
+        tail = (" The table above gives every seed's loss. At such rates the size of the gaps of "
+                f"{' and of '.join(readings)}, on all seeds or on seeds {rest[0]} to {rest[-1]} alone, is no measure "
+                "of depth.")
+        if len(same) == 1:  # one sentence for every shape: same rate, same seeds on each side
+            g = groups[0]
+            mine = sorted(g["select"])
+            shapes = fmt.listed([f"of the {x['depth']}-layer network at {fmt.count(x['target_budget'])}" for x in groups])
+            text = (f"The {words(len(mine) + len(rest))} seeds {shapes} split at their chosen rate, {_rate(g['lr'])}: "
+                    f"seeds {fmt.listed([str(x) for x in mine])} of each, which chose it, lie "
+                    f"{fmt.listed(['%.2f' % abs(x['mean_split']) for x in groups])} nats respectively from seeds "
+                    f"{rest[0]} to {rest[-1]} on average")
+            if g["better_elsewhere"]:
+                text += (f", and at {_rate(g['better_elsewhere'][0])} they beat every one of seeds {rest[0]} to "
+                         f"{rest[-1]} at {_rate(g['lr'])}")
+            return text + "." + tail
         out = []
         for g in groups:
             mine, rest = sorted(g["select"]), sorted(g["others"])
@@ -569,11 +588,7 @@ def split_sentence(sweep: str = RULE_SWEEP) -> str:
                 text += (f" (at {_rate(g['better_elsewhere'][0])} they beat every one of seeds {rest[0]} to "
                          f"{rest[-1]} at {_rate(g['lr'])})")
             out.append(text + ".")
-        readings = [f"{fmt.listed(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
-        rest = sorted(groups[0]["others"])
-        return (" ".join(out) + " The table above gives every seed's loss. At such rates the size of the gaps of "
-                f"{' and of '.join(readings)}, on all seeds or on seeds {rest[0]} to {rest[-1]} alone, is no measure "
-                "of depth.")
+        return " ".join(out) + tail
     out = []
     for g in groups:
         mine, rest = sorted(g["select"]), sorted(g["others"])
@@ -612,8 +627,8 @@ def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
         return ""
     by_key = {run["key"]: run for run in _retrained_runs(sweep)}
     key = {(r["depth"], r["target_budget"], r["seed"]): r["key"] for r in records}
-    head = (f"At {fmt.listed([fmt.count(g['target_budget']) for g in mixed])} the rate-choosing seeds were trained at an "
-            "earlier commit of the code than the other seeds.")
+    shapes = fmt.listed(["the %d-layer network at %s" % (g["depth"], fmt.count(g["target_budget"])) for g in mixed])
+    head = f"The rate-choosing seeds of {shapes} were trained with an earlier version of the code than the others."
     out, settled, moved, most = [], [], 0.0, ""
     for g in mixed:
         mine, rest = sorted(g["select"]), sorted(g["others"])
@@ -621,7 +636,7 @@ def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
         chose = [by_key.get(key[(g["depth"], g["target_budget"], s)]) for s in mine]
         where = f"the {g['depth']}-layer network at {fmt.count(g['target_budget'])}"
         if not all(again):
-            out.append(f"Seeds {rest[0]} to {rest[-1]} of {where} have not been retrained at the later commit.")
+            out.append(f"no new losses for seeds {rest[0]} to {rest[-1]} of {where}, which have not been trained again")
             continue
         live = [x["eval_loss_live"] for x in again]
         runs = again + [x for x in chose if x]
@@ -637,26 +652,25 @@ def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
             # a run retrained on another kind of machine than the others (the parity check's GPU) is named
             kinds = {x["device"]["backend"] for x in again}
             elsewhere = sorted({x["device"]["backend"] for x in chose} - kinds)
-            on = f" (on a {elsewhere[0].upper()}, the others on a {fmt.listed(sorted(kinds)).upper()})" if elsewhere else ""
-            out.append(f"Retrained at the later commit, seeds {seeds} of {where} reach {_losses(mine_live)} nats"
-                       f"{on} and seeds {rest[0]} to {rest[-1]} {_losses(live)}, {side} them.")
+            on = f", seeds {seeds} on a {elsewhere[0].upper()}" if elsewhere else ""
+            out.append(f"{_losses(mine_live)} nats for seeds {seeds} and {_losses(live)} for seeds {rest[0]} to "
+                       f"{rest[-1]}, {side} them ({where}{on})")
             settled.append(side != "among")
         else:
             select = list(g["select"].values())
             side = _side(live, select)
-            out.append(f"Retrained at the later commit, seeds {rest[0]} to {rest[-1]} of {where} reach "
-                       f"{_losses(live)} nats, {side} the stored {_losses(select)} of seeds {seeds}, which have not "
-                       "been retrained.")
+            out.append(f"{_losses(live)} nats for seeds {rest[0]} to {rest[-1]} of {where}, {side} the stored "
+                       f"{_losses(select)} of seeds {seeds}, which have not been trained again")
             settled.append(False)
-    text = head + " " + " ".join(out)
+    text = head + " Trained again with one version, the shapes give " + "; ".join(out) + "."
     if settled and all(settled) and len(settled) == len(mixed):
-        text += " At one commit the seeds split as before: the split is not a change of code."
+        text += " The seeds split as before, so the split does not come from the code."
     if moved >= 0.01:
         split_keys = {key[(g["depth"], g["target_budget"], sd)] for g in mixed for sd in [*g["select"], *g["others"]]}
         rest_moved = [abs(x["eval_loss_live"] - x["eval_loss_stored"]) for x in by_key.values() if x["key"] not in split_keys]
-        text += (f" Retrained, the runs of {'this shape' if len(mixed) == 1 else 'these shapes'} move by up to {moved:.3f} nats "
-                 f"({most})"
-                 + (f", while the {words(len(rest_moved))} other runs retrained move by at most {max(rest_moved):.4f}"
+        text += (f" Trained again, the runs of {'this shape' if len(mixed) == 1 else 'these shapes'} move by up to "
+                 f"{moved:.3f} nats ({most})"
+                 + (f", the {words(len(rest_moved))} other runs trained again by at most {max(rest_moved):.4f}"
                     if rest_moved else "")
                  + ": the chosen rate is unstable for these shapes.")
     return text
@@ -682,10 +696,10 @@ def _retrained_runs(sweep: str) -> list[dict]:
     return runs
 
 
-def split_caveat(sweep: str = RULE_SWEEP) -> str:
+def split_caveat(sweep: str = RULE_SWEEP, budgets=None) -> str:
     """The same caveat in one short clause, for the chapters that repeat the verdict: '' when no
-    shape splits."""
-    groups = [g for g in seed_groups(sweep) if g["split"]]
+    shape splits (``budgets``: only the shapes at these target budgets)."""
+    groups = [g for g in seed_groups(sweep) if g["split"] and (budgets is None or g["target_budget"] in budgets)]
     if not groups:
         return ""
     parts = []
