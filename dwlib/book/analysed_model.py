@@ -86,6 +86,9 @@ def counting(depths=(1, 2, 3, 4), positions=(2, 3)):
     numbers = {"count_ok": "equals" if same else "does not equal",
                "count_big": int(counts.loc[(4, 2), "network output = number of terms"]),
                "count_c4": analysed.summed_indices(4)}
+    # the same count rounded, for the prose (the table gives it in full)
+    numbers["count_big_sci"] = fmt.sci(float(np.log10(numbers["count_big"])),
+                                       superscript=True)
     # as a reader sees it: counts with separators, and a dash where the terms are too many to list
     shown = counts.copy()
     shown["network output = number of terms"] = shown["network output = number of terms"].map(fmt.integer)

@@ -197,6 +197,12 @@ def _shape_value(v) -> str:
 # ---------------------------------------------------------------------------------------------
 # The numbers the prose quotes
 
+def _decade_gains(fit: Fit, lo: int = 9, hi: int = 13) -> list[float]:
+    """Layers the optimal depth gains per tenfold budget, 10^lo to 10^hi."""
+    return [optimal_depth(10.0 ** (k + 1), fit) - optimal_depth(10.0 ** k, fit)
+            for k in range(lo, hi)]
+
+
 def _fit_numbers(fit: Fit) -> dict:
     depths = AUTHORS_EXPERIMENT_DEPTHS
     finest = min(zip(depths, depths[1:]), key=lambda s: s[1] / s[0])
@@ -208,6 +214,9 @@ def _fit_numbers(fit: Fit) -> dict:
         "width_at_depth0": math.exp(fit.log_width_intercept),
         "layers_per_decade_asymptotic": math.log(10) / (2 * fit.depth_slope),
         "layers_added_1e11_1e12": optimal_depth(1e12, fit) - optimal_depth(1e11, fit),
+        # layers added per tenfold budget over the decades from 1e9 to 1e13
+        "layers_per_decade_lo": min(_decade_gains(fit)),
+        "layers_per_decade_hi": max(_decade_gains(fit)),
         "tol_rel_pct": 100 * DEFAULT_REL_TOL,
         "tol_abs": int(DEFAULT_ABS_TOL),
         "tol_rel": DEFAULT_REL_TOL,
@@ -282,6 +291,17 @@ def _names(names) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def _shown_numbers(real: pd.DataFrame, fit: Fit) -> dict:
+    """Verdict counts over what the models chart shows: the published models with a
+    verdict and the GPT-3 sizes."""
+    shown = pd.concat([real, pd.DataFrame(gpt3_table(fit))])
+    counts = shown["verdict"].value_counts()
+    return {"shown_n": len(shown),
+            "shown_n_shallow": int(counts.get("too shallow", 0)),
+            "shown_n_near": int(counts.get("near optimal", 0)),
+            "shown_n_deep": int(counts.get("too deep", 0))}
+
+
 def _model_numbers(fit: Fit) -> dict:
     every = pd.DataFrame(load_models(fit))
     judged = _judged(every)
@@ -300,6 +320,7 @@ def _model_numbers(fit: Fit) -> dict:
         "real_n_shallow": int(counts.get("too shallow", 0)),
         "real_n_near": int(counts.get("near optimal", 0)),
         "real_n_deep": int(counts.get("too deep", 0)),
+        **_shown_numbers(real, fit),
         **ratio,
         "models_borderline": borderline_sentence(fit),
     }

@@ -106,8 +106,7 @@ def _ranks(data, ranks, r):
         "sm_N": int(data["positions"]), "sm_nprimes": len(data["primes"]), "sm_ndraws": int(data["draws"]),
         "sm_t1_need": ", ".join(f"{3 ** L + 1} at depth {L}" for L in (1, 2, 3)),
         "sm_t1_up210": f"{3 ** bounds.theorem1_upper(2, 10, 1):,.0f}",
-        "sm_sweep_s": data["timing"]["sweep_seconds"],
-        "sm_largest": f"at depth {lg['depth']} and width {lg['width']}: {lg['seconds']:.0f} s for its whole grid growth, "
+        "sm_largest": f"at depth {lg['depth']} and width {lg['width']}, "
                       f"ending at M = {lg['templates']} with a {lg['matrix_shape'][0]:,} \N{MULTIPLICATION SIGN} "
                       f"{lg['matrix_shape'][1]:,} grid matrix after dropping repeated rows and columns",
         "sm_d2_L": ", ".join(str(int(r[(L, 2)])) for L in (1, 2, 3)),

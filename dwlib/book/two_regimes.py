@@ -92,6 +92,9 @@ def numbers() -> dict:
         "tr_H": HEADS,
         "tr_th": bounds.depth_threshold(WIDTH),
         "tr_ratio": float(up7[1] / up7[0]),
+        # the lower bound's factor per layer, first and last depth of the growth table
+        "tr_lo_ratio_first": float(lower_ratios()[0]),
+        "tr_lo_ratio_last": float(lower_ratios()[-1]),
         "tr_slope_lo": float((lo8[1] - lo8[0]) / (L2[1] - L2[0])),
         "tr_slope_up": float((up8[1] - up8[0]) / (L2[1] - L2[0])),
         "tr_lo24": float(lo8[2]),
@@ -154,3 +157,45 @@ def cliff_numbers() -> dict:
         "tr_th_up7": bounds.theorem1_upper(th - eps, WIDTH, HEADS),
         "tr_th_up8": bounds.theorem2_upper(th + eps, WIDTH, HEADS),
     }
+
+
+def lower_ratios(width: int = WIDTH, heads: int = HEADS, depths=range(1, 7)) -> np.ndarray:
+    """The factor by which each layer multiplies eq. (7)'s lower bound, at the growth table's
+    depths: below 3 (the bound's constant a falls by one per layer), shrinking with depth."""
+    lower, _ = bounds.theorem1_bounds(np.asarray(depths), width, heads)
+    return lower[1:] / lower[:-1]
+
+
+def growth_words(width: int = WIDTH, heads: int = HEADS) -> str:
+    """How a layer below the threshold multiplies the two bounds: 'the upper bound about
+    threefold and the lower bound by less (from 2.5 to 1.9 at d_x = 1024, H = 16)'."""
+    r = lower_ratios(width, heads)
+    return (f"the upper bound about threefold and the lower bound by less (from {r[0]:.1f} to "
+            f"{r[-1]:.1f} at $d_x = {width}$, $H = {heads}$)")
+
+
+def bounds_depth_caption() -> str:
+    """The caption of the chapter's first figure (in the cell's metadata, where nothing can be
+    glued): what it encodes and what to conclude, with the lower bound's growth computed."""
+    return (
+        "Lower (solid) and upper (dashed) bounds on $\\log_3 sep$ against depth, for four widths $d_x$ (one "
+        f"colour each, named at the right) and $H = {FIGURE_HEADS}$ heads: eq. {{ref}}`(7) <eq-7>` below each "
+        "width's threshold (the dotted line of its colour), eq. {ref}`(8) <eq-8>` above it; bounds that are "
+        "not positive are not drawn. What to conclude: below its threshold each layer multiplies "
+        f"{growth_words()}; above it both bounds rise in proportion to depth, at a slope set by the width. "
+        "The fall at each threshold is a break between two theorems' bounds, not a drop in the separation "
+        "rank.")
+
+
+def explorer_caption() -> str:
+    """The bounds explorer's caption (cell metadata), its colours those of
+    :func:`dwlib.viz.bounds.bounds_explorer_chart`, the lower bound's growth computed."""
+    return (
+        "The bounds explorer, computed in the page; sliders set $d_x$, $H$, the depth $L$ and Corollary 1's "
+        "shallow depth. Against depth, on a logarithmic axis: the blue band is eq. {ref}`(7) <eq-7>`, from its "
+        "lower (solid) to its upper (dashed) bound; the orange band is eq. {ref}`(8) <eq-8>`, where its lower "
+        "bound is positive; the black dashed line is the threshold, the pink solid line $L$, the green dotted "
+        "line the shallow depth. What to "
+        "conclude: the width moves the threshold only by its "
+        f"logarithm; below it each layer multiplies {growth_words()}; the width Corollary 1 asks explodes as "
+        "the shallow depth drops.")

@@ -56,10 +56,10 @@ def rank_chart(ranks: pd.DataFrame, against: str = "depth"):
                         for col, noun in (("positions", "position"), ("heads", "head")))
     if against == "depth":
         df, x = bound_rows(ranks[ranks["width"] <= 3], "width"), "depth L"
-        title = alt.Title("log₃ rank against depth", subtitle=f"widths 1-3, {setting}", anchor="start")
+        title = alt.Title("log₃ rank against depth", subtitle=f"widths 1–3, {setting}", anchor="start")
     else:
         df, x = bound_rows(ranks, "depth"), "width d_x"
-        title = alt.Title("log₃ rank against width", subtitle=f"depths 1-3, {setting}", anchor="start")
+        title = alt.Title("log₃ rank against width", subtitle=f"depths 1–3, {setting}", anchor="start")
     # line swatches in the legend, so that it shows each quantity's dash (solid lower bound, dashed
     # upper) as well as its colour; the points take the colour under the same legend (one legend,
     # merged: a legend of None there would conflict with it)
