@@ -215,9 +215,11 @@ def learning_rate_check() -> tuple[dict, list[dict]]:
 
 def replay_table(rep: dict) -> pd.DataFrame:
     """Stored against live losses of :func:`dwlib.experiments.sweep.replay`."""
-    return pd.DataFrame([{"step": s, "kind": kind, "stored": a, "live": b, "difference": b - a}
+    def diff(x: float) -> str:  # a difference of a few millionths, as a reader writes it
+        return "0" if x == 0 else ("\N{MINUS SIGN}" if x < 0 else "+") + fmt.sci(math.log10(abs(x)), superscript=True)
+    return pd.DataFrame([{"step": s, "kind": kind, "stored": round(a, 6), "live": round(b, 6), "difference": diff(b - a)}
                          for kind, rows in (("eval loss", rep["eval"]), ("train loss (window mean)", rep["train"]))
-                         for s, a, b in rows]).set_index(["kind", "step"]).round(6)
+                         for s, a, b in rows]).set_index(["kind", "step"])
 
 
 def replay_numbers(rep: dict) -> dict:

@@ -357,13 +357,16 @@ def result_sentence(r: dict | None = None, part: str = "all") -> str:
         bits.append(f"in {name} the deeper network is {joined}")
     points = [x["verdict"] for p in r["pairs"] for x in p["points"]]
     n_worse, n_better = points.count(pairs.WORSE), points.count(pairs.BETTER)
+    narrow = widths_below()
     crossed = pv.crossing(r)
     head = (("Neither pair crosses" if len(r["pairs"]) == 2 else "No pair crosses") if not crossed else
             fmt.capitalised(pv.of(len(crossed), len(r["pairs"]), "pair", "crosses")))
     head += (f" by the declared rule: {where} non-embedding parameters the deeper network is "
              f"{'better at none' if not n_better else f'better at {n_better}'} of the {len(points)} (pair, size) points "
              f"and worse at {n_worse}"
-             + (", while the paper reports that at small sizes the two perform comparably." if worse and not n_better
+             + (", while the paper reports that at small sizes the two perform comparably; "
+                f"{narrow[0]} of the {narrow[1]} networks are narrower than 200, the width the paper's Figure 1 calls "
+                "sufficient." if worse and not n_better
                 else "."))
     planned = sorted(get_preset(SWEEP).budgets)
     missing = [b for b in planned if b not in r["budgets"]]
@@ -690,7 +693,8 @@ def fit_reach_clause(r: dict | None = None, sizes: str = "the sizes read") -> st
     ranges = sorted((authors_range(*p), p) for p in (tuple(q) for q in r["rule"]["pairs"]))
     parts = [f"{s} vs {d}'s{' transition' if i == 0 else ''} between {fmt.count(lo)} and {fmt.count(hi)}"
              for i, ((lo, hi), (s, d)) in enumerate(ranges)]
-    text = "the authors' fit places " + fmt.listed(parts)
+    text = ("the authors' fit, read as placing a pair's transition between the sizes at which its two depths are "
+            "optimal (an expectation from other scales, not a verdict), places " + fmt.listed(parts))
     if not top:
         return text
     if top < ranges[0][0][0]:
@@ -743,11 +747,15 @@ def intro_short() -> str:
             "experiments chapter gives the evidence and its limits.")
 
 
-def intro_sentence() -> str:
+def intro_sentence(head: bool = True) -> str:
     """What the book's own trained sweeps show about the paper's Figure 2, for the introduction,
     no stronger than the evidence: whether any stored sweep crosses by the declared rule's
-    criteria; in the sweep designed for the rule, its (pair, size) points counted by verdict at the
-    sizes read in full; and whether those sizes reach where the authors' fit places a transition."""
+    criteria (``head``; left out where the page has said it, :func:`intro_short`); in the sweep
+    designed for the rule, its (pair, size) points counted by verdict at the sizes read in full,
+    and the precision reached."""
+    if not head:
+        text = intro_sentence().split(" In the sweep designed for that rule, ", 1)
+        return "In the sweep designed for the declared rule, " + text[1] if len(text) == 2 else text[0]
     r = reading()
     n, total = _crossings(r)
     if n:

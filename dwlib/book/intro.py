@@ -63,8 +63,9 @@ def _corollary2_numbers(width: int, depth: int, heads: int) -> dict:
     """Corollary 2's shallower network for a deep shape, at the smallest constant for which the
     bounds show it out-ranking the deep one (the corollaries chapter works it out): how many
     times wider it is."""
-    edge = corollary2(width, heads, depth, constant=corollary2_smallest_constant(width, heads, depth))
-    return {"c2_ratio_bert": 10 ** edge["log10_shallow_width"] / width}
+    c_min = corollary2_smallest_constant(width, heads, depth)
+    edge = corollary2(width, heads, depth, constant=c_min)
+    return {"c2_ratio_bert": 10 ** edge["log10_shallow_width"] / width, "intro_c2_c": c_min}
 
 
 def fit_sentence(r: dict | None = None) -> str:
@@ -75,7 +76,8 @@ def fit_sentence(r: dict | None = None) -> str:
     at every larger size read, so none lies at or below a size where it is resolved worse."""
     r = r or figure2.reading()
     (lo, hi), (s, d) = min((figure2.authors_range(*p), tuple(p)) for p in r["rule"]["pairs"])
-    text = f"The authors' fit places {s} vs {d}'s transition between {fmt.count(lo)} and {fmt.count(hi)}"
+    text = (f"The authors' fit, read as placing a pair's transition between the sizes at which its two depths are "
+            f"optimal, expects {s} vs {d}'s between {fmt.count(lo)} and {fmt.count(hi)}")
     top = max(r["budgets"]) if r["budgets"] else 0.0
     if not top:
         return text + "."
@@ -94,9 +96,9 @@ def numbers() -> dict:
     by_name = models.set_index("name")
     bert, big = by_name.loc["BERT-large"], by_name.loc["PaLM-540B"]
     return {
-        "intro_experiments_short": figure2.intro_short(),  # the Takeaway's one sentence on it
+        "intro_experiments_short": figure2.intro_short(),  # the opening's one sentence on it
         "intro_fit": fit_sentence(),  # where the authors' fit puts the first transition, in short
-        "intro_experiments": figure2.intro_sentence(),  # what the book's trained sweeps show (experiments)
+        "intro_experiments": figure2.intro_sentence(head=False),  # the sweep's counts, below the opening
         "lth_bert_large": float(bert["threshold log3(d_x)"]),
         "width_bert_large": int(bert["width"]),
         "depth_bert_large": int(bert["depth"]),

@@ -225,8 +225,10 @@ def regime_summary(reading: dict) -> str:
     parts = []
     if no_better:
         who = "both pairs" if len(no_better) == 2 == len(prs) else fmt.listed([name[id(p)] for p in no_better])
-        parts.append(f"By the rule, {who} {'are' if len(no_better) > 1 else 'is'} in its regime 1 (\"no better\") "
-                     "wherever the interval is not entirely below zero, but that label joins two different findings")
+        clause = (reading["rule"].get("regime_1") or "the deeper network is no better at a budget when its interval "
+                  "does not lie entirely below zero").split(". ")[0].rstrip(".")
+        parts.append(f"The rule's regime 1 (\"{clause[:1].lower() + clause[1:]}\") holds for {who}"
+                     + (" at every size" if not better else "") + ", but that label joins two different findings")
     if worse:
         parts.append(f"the deeper network is resolved worse in {fmt.listed(worse)}, where the paper's first regime "
                      "says the two \"perform comparably\"")
@@ -238,7 +240,11 @@ def regime_summary(reading: dict) -> str:
     head, rest = (parts[0] + ": ", parts[1:]) if no_better else ("", parts)
     body = "; ".join(rest)
     text = head + body
-    return text[:1].upper() + text[1:] + "."
+    text = text[:1].upper() + text[1:] + "."
+    if not better and len(reading.get("budgets") or []) > 1:
+        text += (" The rule's transition runs from worse to better, the paper's from comparable to better; with no "
+                 "point resolved better, neither would find one here.")
+    return text
 
 
 def paper_form(pair: dict) -> dict:
@@ -411,8 +417,8 @@ def size_sentence(reading: dict, head_size: int) -> str:
             s, d = x["budgets"][pr["shallow"]], x["budgets"][pr["deep"]]
             rel = d / s - 1
             signs.add(rel > 0)
-            items.append(f"{rel:+.1%} for {pr['shallow']} vs {pr['deep']}" if len(by) == 1 or not parts
-                         else f"{rel:+.1%}")
+            signed = f"{rel:+.1%}".replace("-", "\N{MINUS SIGN}")
+            items.append(f"{signed} for {pr['shallow']} vs {pr['deep']}" if len(by) == 1 or not parts else signed)
         parts.append(f"at {fmt.count(b)}, " + fmt.listed(items))
     if not parts:
         return ""

@@ -160,7 +160,7 @@ def claims(data: dict | None = None) -> list[dict]:
          "book": f"at embedding rank 1 the rank is {n['vb_r1_ranks']} at depths 1 to {n['vb_r1_top_L']}, $(3^L + 1)/2$ exactly, "
                  f"at every width; at rank 2: {n['vb_r2_ranks']}",
          "agreement": "agrees" if grows and flat else "differs"},
-        {"claim": "the optimal depth-to-width ratio is about 10x larger over images than over language",
+        {"claim": "the optimal depth-to-width ratio is about 10 times larger over images than over language",
          "chapter": "vocabulary", "paper": f"the abstract {src}",
          "book": "no trained networks on images or language at the needed sizes", "agreement": "not testable here"},
         {"claim": "ALBERT and T5 carry size redundancies of 25% to 50%", "chapter": "vocabulary",
@@ -488,7 +488,17 @@ def trained_caption(reading: dict | None = None) -> str:
                       f"difference at rank {primary} contains zero, so the runs neither bear out the prediction "
                       "nor contradict it.",
     }[every["verdict"]]
-    # how near zero the interval ends (trained_margin) the text says once, where it reads the verdict
+    if every["verdict"] != vt.UNDECIDED:  # how firm the verdict is, in a clause; the prose gives the numbers
+        iv = d["interval"]
+        near = min(abs(iv["low"]), abs(iv["high"]))
+        later = t["later"]["verdict"]
+        bits = ([f"its end nearest zero lies {near:.3f} nats from it"] if trained_margin(iv, every["verdict"]) else [])
+        if later != every["verdict"]:
+            seeds = t["later_seeds"]
+            bits.append(f"on seeds {seeds[0]} to {seeds[-1]} alone, which did not choose the rates, it "
+                        + ("contains zero" if later == vt.UNDECIDED else "lies on the other side"))
+        if bits:
+            conclude = conclude[:-1] + "; " + ", and ".join(bits) + ", so the verdict is a narrow one."
     return (f"{conclude} Above: at each embedding rank, the held-out loss of the {deep}-layer network minus "
             f"that of the {shallow}-layer one, both of about {fmt.count(rule['target_budget'])} non-embedding "
             f"parameters, seed by seed: the mean over {d['interval']['n']} "

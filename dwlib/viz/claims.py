@@ -1,5 +1,5 @@
-"""The claims chapter's figure: every claim the book checks as one square, in a row by what its
-check rests on, coloured and shaped by the book's verdict (hover a square for its claim)."""
+"""The claims chapter's figure: every claim the book checks as one mark, in a row by what its
+check rests on, coloured and shaped by the book's verdict (hover a mark for its claim)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 #: with any common colour-vision deficiency) and a shape, so that no reader depends on colour alone
 VERDICT_MARKS = {
     "agrees": ("#0072b2", "square"),
-    "agrees within the tolerance": ("#56b4e9", "square"),
+    "agrees within the tolerance": ("#56b4e9", "triangle-right"),
     "partly": ("#e69f00", "diamond"),
     "differs": ("#d55e00", "triangle-down"),
     "not reproduced": ("#cc79a7", "cross"),

@@ -125,6 +125,8 @@ def figure2(records: list[dict], rule: dict, budgets=None, seeds=None, width: in
     return alt.concat(*views, columns=2).resolve_scale(
         color="independent", fill="independent", stroke="independent", shape="independent").properties(
         title=alt.Title(["Held-out loss of doubling pairs", "at nearly equal size"],
-                        subtitle=[*([conclusion] if conclusion else []), f"\u00b1: half-width of the {level:.0%} interval",
+                        subtitle=[*([conclusion] if conclusion else []),
+                                  *([f"\u00b1: half-width of the {level:.0%} interval"] if "\u00b1" in (conclusion or "")
+                                    else []),
                                   f"points: seed means, {level:.0%} intervals", f"hollow: width below {WIDE}",
                                   "beside or below: the paired gap"], anchor="start"))
