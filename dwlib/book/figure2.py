@@ -753,11 +753,9 @@ def intro_sentence(head: bool = True) -> str:
     criteria (``head``; left out where the page has said it, :func:`intro_short`); in the sweep
     designed for the rule, its (pair, size) points counted by verdict at the sizes read in full,
     and the precision reached."""
-    if not head:
-        text = intro_sentence().split(" In the sweep designed for that rule, ", 1)
-        return "In the sweep designed for the declared rule, " + text[1] if len(text) == 2 else text[0]
     r = reading()
     n, total = _crossings(r)
+    said = head
     if n:
         head = ("The book's trained sweeps show the transitions of the paper's Figure 2 only in part: by the "
                 f"declared rule's criteria, {pv.of(n, total, 'pair', 'crosses')}.")
@@ -781,8 +779,8 @@ def intro_sentence(head: bool = True) -> str:
     every = len(r["budgets"]) == len(get_preset(SWEEP).budgets)
     scope = "" if every else (" (the only size with all its runs)" if len(r["budgets"]) == 1 else
                               " (the sizes with all their runs)")
-    return (head + f" In the sweep designed for that rule, {where} non-embedding parameters{scope}, {counts}. "
-            f"{precision}.")
+    body = f"{where} non-embedding parameters{scope}, {counts}. {precision}."
+    return (head + " In the sweep designed for that rule, " if said else "In the sweep designed for the declared rule, ") + body
 
 
 # ---------------------------------------------------------------------------------------------
