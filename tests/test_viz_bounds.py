@@ -18,21 +18,23 @@ from dwlib.viz import bounds as vb
 # Vega ports against dwlib.core.bounds
 
 
+def _objects(node):
+    """Every object (dict) of a chart's spec, depth first, nested layers and concatenations included."""
+    if isinstance(node, dict):
+        yield node
+        for v in node.values():
+            yield from _objects(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _objects(v)
+
+
 def _calculates(spec) -> dict:
     """Every ``calculate`` transform of a chart's spec, as {field: expression}."""
     out = {}
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "calculate" in node and "as" in node:
-                out.setdefault(node["as"], node["calculate"])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(spec)
+    for node in _objects(spec):
+        if "calculate" in node and "as" in node:
+            out.setdefault(node["as"], node["calculate"])
     return out
 
 

@@ -15,6 +15,7 @@ from dwlib.experiments.catalogue import gpt3_table, load_models
 from dwlib.viz import guidelines as vg
 from dwlib.viz.layout import narrow_offsets
 from dwlib.viz import render
+from test_viz_bounds import _objects  # tests/test_viz_bounds.py: every object of a spec
 
 # ------------------------------------------------------------------------------------------
 # The Vega port of Newton's method, evaluated against dwlib.core.fit
@@ -197,17 +198,9 @@ def test_advisor_chart_computes_in_the_page():
 def _tooltips(spec):
     """Every tooltip entry of a spec's layers (nested concatenations and layers included)."""
     out = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            tip = node.get("encoding", {}).get("tooltip")
-            out.extend(tip if isinstance(tip, list) else [tip] if tip else [])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-    walk(spec)
+    for node in _objects(spec):
+        tip = node.get("encoding", {}).get("tooltip")
+        out.extend(tip if isinstance(tip, list) else [tip] if tip else [])
     return out
 
 
