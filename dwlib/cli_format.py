@@ -210,5 +210,13 @@ def print_verdict(v: dict, as_json: bool) -> int:
     print(f"{v['verdict']}: optimal depth for this budget {v['optimal_depth']:.1f} "
           f"(ratio {v['depth_ratio']:.2f}, {v['depth_difference']:+.1f} layers), "
           f"optimal width {v['optimal_width']:.0f} (width ratio {v['width_ratio']:.2f})")
-    print(f"rule: {v['rule']}")
+    print(f"rule: {rule_words(v['rule'])}")
     return 0
+
+
+def rule_words(rule: str) -> str:
+    """The verdict's rule (:func:`dwlib.core.fit.verdict`, ASCII for ``--json``) in the words
+    and signs the guidelines chapter uses: 'near optimal iff |L - L*| <= ...' -> 'near optimal
+    when |L − L*| ≤ ...'."""
+    return (rule.replace(" iff ", " when ").replace(" - ", " \N{MINUS SIGN} ")
+            .replace("<=", "\N{LESS-THAN OR EQUAL TO}"))

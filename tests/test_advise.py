@@ -42,9 +42,13 @@ def test_depth(advise):
 def test_verdict(advise):
     status, out, _ = advise("--depth", "96", "--width", "12288")
     assert status == 0 and "too deep" in out
+    # the rule in the guidelines chapter's words and signs, not as a formula typed in ASCII
+    (rule,) = [line for line in out.splitlines() if line.startswith("rule: ")]
+    assert rule == "rule: near optimal when |L \N{MINUS SIGN} L*| \N{LESS-THAN OR EQUAL TO} max(0.1 L*, 1) = 8.05 layers"
     status, out, _ = advise("--depth", "96", "--width", "12288", "--head-size", "128", "--json")
     data = json.loads(out)
     assert data["verdict"] == "too deep" and data["heads"] == 96
+    assert data["rule"].isascii()  # for a program: the rule as the library states it
 
 
 def test_other_fit(advise):

@@ -70,6 +70,14 @@ def test_collapse_grid_shape_and_stored_grid_matches_a_recomputation():
     np.testing.assert_allclose([r["residual"] for r in fresh], [r["residual"] for r in old], rtol=1e-3)
 
 
+def test_the_stored_grids_variants_are_the_named_ones_as_a_reader_reads_them():
+    """The stored grid names each variant as :data:`VARIANTS` does (its rows are keyed by
+    them), and a range of equations takes an en dash, not a hyphen."""
+    assert {r["variant"] for r in context.load_collapse_grid()["rows"]} == set(collapse.VARIANTS)
+    assert "paper layer (eqs. 1\N{EN DASH}2)" in collapse.VARIANTS
+    assert not any("-" in v for v in collapse.VARIANTS)
+
+
 def test_collapse_rejects_bad_shapes():
     with pytest.raises(InputError, match="heads must divide width"):
         collapse.collapse_curves(depth=2, width=10, heads=3)

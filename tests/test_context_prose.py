@@ -28,7 +28,7 @@ def collapse_conclusions(rows: list[dict]) -> list[str]:
         below = pure[pure.residual < 1e-6]
         if below.empty or below.layer.min() > FEW_LAYERS:
             wrong.append(f"width {w}, {h} heads: pure attention not below 1e-6 within {FEW_LAYERS} layers")
-        for variant in ("attention + residual", "paper layer (eqs. 1-2)"):
+        for variant in ("attention + residual", "paper layer (eqs. 1\N{EN DASH}2)"):
             v = shape[shape.variant == variant].sort_values("layer").residual.to_numpy()
             if len(v) < 2 or not ((v[1:] / v[:-1]) >= MODEST_FACTOR).all():
                 wrong.append(f"width {w}, {h} heads: {variant} falls by more than a modest factor")

@@ -9,9 +9,28 @@ import pandas as pd
 
 from dwlib import fmt
 from dwlib.core import analysed
+from dwlib.store import packaged_json
 
 #: a cell of the counting table whose terms are too many to write out (the prose says so)
 NOT_LISTED = "\N{EM DASH}"
+#: figures quoted from other papers, each with its source's BibTeX key (dwlib/data)
+QUOTED_FILE = "quoted_figures.json"
+
+
+def quoted_figures() -> dict:
+    """The figures the chapter quotes from other papers, by name: each with ``value``, its
+    ``source`` (a BibTeX key of book/references.bib) and where the book read it."""
+    return packaged_json(QUOTED_FILE)["figures"]
+
+
+def cited_numbers(figures: dict | None = None) -> dict:
+    """Glue values of the relaxations' evidence: the WikiText-103 test perplexities that
+    section 2.3 of the paper quotes (:func:`quoted_figures`)."""
+    f = quoted_figures() if figures is None else figures
+    return {"ppl_sa_first": f["press2019_self_attention_first"]["value"],
+            "ppl_interleaved": f["press2019_interleaved"]["value"],
+            "ppl_interleaved_pm": f["press2019_interleaved"]["plus_minus"],
+            "ppl_lstm": f["rae2018_lstm"]["value"]}
 
 
 def n_params(params) -> int:

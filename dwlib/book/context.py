@@ -137,7 +137,7 @@ def collapse_live(rows: list[dict], layers=(0, 1, 2, 3, 4, 6, 8, 12)):
         "rc_floor_layer": int(pure.index[pure < 1e-14][0]),
         "rc_mlp_3": float(table.loc["attention + MLP", 3]),
         "rc_resid_end": float(resid[depth]),
-        "rc_paper_end": float(table.loc["paper layer (eqs. 1-2)", depth])})
+        "rc_paper_end": float(table.loc[VARIANTS[-1], depth])})
     for l in (1, 2, 3):  # as the prose writes them
         values[f"rc_pure_{l}_text"] = _written(values[f"rc_pure_{l}"])
     values["rc_mlp_3_text"] = _written(values["rc_mlp_3"])

@@ -6,7 +6,7 @@ matrix 1 x^T whose rows are all equal [dong2021attention]. :func:`rank_residual`
 distance to the nearest such matrix, relative to the size of X; :func:`collapse_curves` follows
 it through depth for four layers built from the pieces of :mod:`dwlib.core.analysed` (eq. (1)'s
 attention alone, followed by the feed-forward block, with a residual connection, and the full
-layer of eqs. (1)-(2)), all with the same random weights.
+layer of eqs. (1)–(2)), all with the same random weights.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dwlib.core.analysed import (check_shape, feed_forward, init_transformer_par
                                  transformer_layer)
 from dwlib.errors import require, require_int
 
-VARIANTS = ("pure attention", "attention + MLP", "attention + residual", "paper layer (eqs. 1-2)")
+VARIANTS = ("pure attention", "attention + MLP", "attention + residual", "paper layer (eqs. 1\N{EN DASH}2)")
 
 
 def rank_residual(x) -> np.ndarray:
