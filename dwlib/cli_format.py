@@ -13,6 +13,7 @@ import textwrap
 from dataclasses import asdict
 
 from dwlib import fmt
+from dwlib.core.fit import rule_words
 
 
 def print_json(obj) -> None:
@@ -213,10 +214,3 @@ def print_verdict(v: dict, as_json: bool) -> int:
     print(f"rule: {rule_words(v['rule'])}")
     return 0
 
-
-def rule_words(rule: str) -> str:
-    """The verdict's rule (:func:`dwlib.core.fit.verdict`, ASCII for ``--json``) in the words
-    and signs the guidelines chapter uses: 'near optimal iff |L - L*| <= ...' -> 'near optimal
-    when |L − L*| ≤ ...'."""
-    return (rule.replace(" iff ", " when ").replace(" - ", " \N{MINUS SIGN} ")
-            .replace("<=", "\N{LESS-THAN OR EQUAL TO}"))

@@ -14,7 +14,7 @@ from dwlib import fmt
 from dwlib.book import pairs_verdicts as pv
 from dwlib.book.references import author_year, sources
 from dwlib.core.fit import (AUTHORS_EXPERIMENT_DEPTHS, AUTHORS_FIT, DEFAULT_ABS_TOL, DEFAULT_HEAD_SIZE,
-                            DEFAULT_REL_TOL, Fit, optimal_depth, optimal_shape)
+                            DEFAULT_REL_TOL, Fit, optimal_depth, optimal_shape, rule_words)
 from dwlib.core.fit_uncertainty import rounding_box, slope_for_optimum, threshold_against_fit
 from dwlib.experiments.catalogue import AUTHORS_1T_DEPTH, gpt3_table, load_models, trillion_projection
 from dwlib.experiments.presets import get_preset
@@ -181,13 +181,6 @@ def shape_frame(shape: dict) -> pd.DataFrame:
              "depth_difference": ("L − L*", lambda v: f"{v:+.1f}".replace("-", "\N{MINUS SIGN}")),
              "width_ratio": ("d / d*", lambda v: f"{v:.2f}"), "verdict": ("verdict", str), "rule": ("rule", rule_words)}
     return pd.DataFrame({"value": {names[k][0]: names[k][1](v) for k, v in shape.items() if k in names}})
-
-
-def rule_words(rule: str) -> str:
-    """The verdict's rule (:func:`dwlib.core.fit.verdict`, written for a terminal) as a reader reads
-    it: 'near optimal iff |L - L*| <= ...' -> 'near optimal when |L − L*| ≤ ...'."""
-    return (rule.replace(" iff ", " when ").replace(" - ", " \N{MINUS SIGN} ")
-            .replace("<=", "\N{LESS-THAN OR EQUAL TO}"))
 
 
 def _shape_value(v) -> str:

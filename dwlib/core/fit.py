@@ -404,3 +404,10 @@ def verdict(depth, width, fit: Fit = AUTHORS_FIT, rel_tol: float = DEFAULT_REL_T
         "rule": f"near optimal iff |L - L*| <= max({rel_tol:g} L*, {abs_tol:g}) = {tol:.2f} layers",
     })
     return out
+
+
+def rule_words(rule: str) -> str:
+    """A verdict's rule (:func:`verdict`, written in ASCII for a terminal's JSON) as a reader reads
+    it: 'near optimal iff |L - L*| <= ...' -> 'near optimal when |L − L*| ≤ ...'."""
+    return (rule.replace(" iff ", " when ").replace(" - ", " \N{MINUS SIGN} ")
+            .replace("<=", "\N{LESS-THAN OR EQUAL TO}"))
