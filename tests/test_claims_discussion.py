@@ -86,11 +86,11 @@ def test_the_discussion_counts_the_pairs_as_the_claims_row_does():
     from dwlib.experiments import pairs
     target = pairs.rule(pv.RULE_SWEEP)["half_width_target"]
     want = {}
-    for name in discussion.SWEEPS:
+    for name in discussion.sweeps():
         for p in pv.read_by_rule(name)["pairs"]:
             want[(name, p["shallow"], p["deep"])] = claims.small_size_reading(p["points"][0] if p["points"] else None,
                                                                               target)
-    small = [r for name in discussion.SWEEPS for r in discussion.gap_rows(name) if r["end"] in ("smallest", "only")]
+    small = [r for name in discussion.sweeps() for r in discussion.gap_rows(name) if r["end"] in ("smallest", "only")]
     assert {(r["sweep"], r["shallow"], r["deep"]): r["reading"] for r in small} == want
     assert all(r["reading"] != claims.SMALL_WORSE for r in small if r["n_seeds"] == 1)
     n = discussion.numbers()
@@ -114,7 +114,7 @@ def test_the_gap_table_flags_narrow_widths_and_writes_signs_as_a_reader_does():
     from dwlib.experiments.presets import WIDE
     table = discussion.gap_table()
     frame = table.frame
-    rows = [r for name in discussion.SWEEPS for r in discussion.gap_rows(name) if r["end"] != "largest"]
+    rows = [r for name in discussion.sweeps() for r in discussion.gap_rows(name) if r["end"] != "largest"]
     assert len(frame) == len(rows)
     for r, cell in zip(rows, frame["widths, against the threshold"]):
         for width, text in zip((r["width_shallow"], r["width_deep"]), cell.split(", ")):

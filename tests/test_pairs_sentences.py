@@ -268,19 +268,21 @@ def test_the_fit_clause_says_what_the_verdicts_inside_a_range_leave_of_it():
     assert "where the deeper network is not resolved" in text and "if there is one" not in text
 
 
-def test_the_second_design_is_read_on_its_own_and_said_with_its_reason():
+def test_the_second_design_is_read_on_its_own_and_said_with_its_reason(monkeypatch):
     from dwlib.book import figure2
-    assert figure2.untied_sentence(False) == ""  # nothing published: nothing said
+    from dwlib.book import pairs_verdicts as pv
+    monkeypatch.setattr(pv, "lead", lambda: "cpu-pairs")  # the tied design leads: the untied one is second
+    assert figure2.second_sentence(False) == ""  # nothing published: nothing said
     u = _reading([_pair(2, 4, [_point(1e5, 0.05, 0.02)]), _pair(4, 8, [_point(1e5, 0.01, 0.04)])])
-    text = figure2.untied_sentence(u)
-    design = figure2.untied_design_sentence()
+    text = figure2.second_sentence(u)
+    design = figure2.second_design_sentence()
     assert "never pooled with the tied design" in design and "output layer of its own" in design
     assert text.startswith("It has complete results at one of the five sizes (100K).")
     # the reading without the rate-choosing seeds, as the rule asks: same, or where it changes
-    same = figure2.untied_sentence(u, later=u, seeds=(2, 3, 4, 5))
+    same = figure2.second_sentence(u, later=u, seeds=(2, 3, 4, 5))
     assert same.endswith("On seeds 2 to 5 alone, which did not choose the rates, every verdict is the same.")
     other = _reading([_pair(2, 4, [_point(1e5, 0.0, 0.02)]), _pair(4, 8, [_point(1e5, 0.01, 0.04)])])
-    changed = figure2.untied_sentence(u, later=other, seeds=(2, 3, 4, 5))
+    changed = figure2.second_sentence(u, later=other, seeds=(2, 3, 4, 5))
     assert changed.endswith("the verdict changes at 2 vs 4 at 100K.")
     assert ("By the rule, the 4-layer network is worse than the 2-layer network at 100K; the 8-layer network is "
             "not resolved from the 4-layer network at 100K. The table below") in text
@@ -298,10 +300,55 @@ def test_a_point_that_repeats_the_vocabulary_control_is_said_to_be_no_independen
     from dwlib.book import figure2
     from dwlib.experiments.records import stored_results
     control = {r["key"] for r in stored_results("vocab-full") if r.get("chosen")}
-    untied = [r for r in stored_results(figure2.UNTIED) if r.get("chosen")]
+    untied = [r for r in stored_results("cpu-pairs-untied") if r.get("chosen")]
     shared = sorted({(r["depth"], r["target_budget"]) for r in untied if r["key"] in control})
-    text = figure2.untied_notes()
+    text = figure2._repeats("cpu-pairs-untied")
     if not shared:
         assert "run for run" not in text
         return
     assert "run for run, the settings of 2 vs 4 at 200K here" in text and "no evidence independent" in text
+
+
+def test_the_lead_passes_to_the_untied_design_when_it_has_as_many_complete_sizes():
+    """The rule file's entry for the second design: the chapter leads with it once it has every
+    seed of every depth at as many budgets as the first; until then with the first."""
+    from dwlib.book import pairs_verdicts as pv
+    first, second = pv.DESIGNS
+    assert pv.lead_of({first: 5, second: 4}) == first
+    assert pv.lead_of({first: 5, second: 5}) == second
+    assert pv.lead_of({first: 4, second: 5}) == second
+    assert pv.lead_of({first: 0, second: 0}) == first  # nothing complete: the first, as declared
+    assert pv.lead_of({first: 5}) == first  # the second not published
+    assert pv.lead() in pv.DESIGNS and pv.second() in pv.DESIGNS and pv.lead() != pv.second()
+
+
+def test_when_the_untied_design_leads_the_chapter_says_so(monkeypatch):
+    """With the untied design leading (forced here; the stored runs decide it in the book), the
+    chapter's sentences describe it: its output layer, its name, and the tied design as the other."""
+    from dwlib.book import claims, discussion, figure2, guidelines
+    from dwlib.book import pairs_verdicts as pv
+    monkeypatch.setattr(pv, "lead", lambda: "cpu-pairs-untied")
+    figure2.reading.cache_clear()
+    claims._readings.cache_clear()
+    try:
+        assert pv.second() == "cpu-pairs"
+        assert figure2.output_clause().startswith("an output layer of its own")
+        assert "read through an output layer of its own" in figure2.embedding_sentence()
+        design = figure2.second_design_sentence()
+        assert "The first tied the output layer to the input embedding" in design
+        assert "the first design's results follow" in design
+        text = figure2.second_sentence()
+        assert text.startswith("It has complete results at")
+        assert "the untied doubling-pairs sweep" in figure2.caption() or "the untied" in figure2.takeaway_sentence()
+        assert list(discussion.sweeps())[:2] == ["cpu-pairs-untied", "cpu-pairs"]
+        n = figure2.numbers()
+        assert n["fx_output"].startswith("an output layer of its own")
+        # the chapters that repeat the verdicts follow the lead
+        assert claims.numbers()["cl_coverage"].startswith("The untied doubling-pairs sweep has")
+        d = discussion.numbers()
+        assert "the second design run under the declared rule" in d["ds_rule_small"]
+        assert d["ds_rule_scope"].startswith("The untied doubling-pairs sweep enters")
+        assert "the untied doubling-pairs sweep" in guidelines.scope_sentence(None) or not guidelines.scope_sentence(None)
+    finally:
+        figure2.reading.cache_clear()
+        claims._readings.cache_clear()

@@ -183,13 +183,15 @@ def figure1_row() -> dict:
 
 
 #: the stored sweeps the experiment rows read, each by the one declared rule
-#: (:mod:`dwlib.book.pairs_verdicts`), the newest first
-RULE_SWEEPS = ("cpu-pairs", "cpu-pairs-untied", "cpu-fig2", "mini", "gpu-slice")
+#: (:mod:`dwlib.book.pairs_verdicts`): the two designs of the doubling pairs, then the earlier sweeps
+RULE_SWEEPS = (*pairs_verdicts.DESIGNS, "cpu-fig2", "mini", "gpu-slice")
 
 
 @functools.cache
 def _readings() -> dict:
-    return {name: pairs_verdicts.read_by_rule(name) for name in RULE_SWEEPS}
+    """Every sweep of :data:`RULE_SWEEPS` read by the rule, the design that leads first."""
+    names = sorted(RULE_SWEEPS, key=lambda name: name != pairs_verdicts.lead())
+    return {name: pairs_verdicts.read_by_rule(name) for name in names}
 
 
 
@@ -254,7 +256,7 @@ def small_size_readings(seeds=None) -> list[dict]:
     target = pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"]
     out = []
     for name, reading in _readings().items():
-        if seeds is not None and name == pairs_verdicts.RULE_SWEEP:
+        if seeds is not None and name == pairs_verdicts.lead():
             reading = pairs_verdicts.read(name, seeds=seeds)
         for p in reading["pairs"]:
             first = p["points"][0] if p["points"] else None
@@ -296,7 +298,7 @@ def _count(items: list[dict], what: str) -> int:
 
 def _declared(items: list[dict]) -> list[dict]:
     """The pairs of the one sweep run under the declared rule: the small-size verdicts are theirs."""
-    return [x for x in items if x["sweep"] == pairs_verdicts.RULE_SWEEP]
+    return [x for x in items if x["sweep"] == pairs_verdicts.lead()]
 
 
 def _designs() -> set[str]:
@@ -305,7 +307,7 @@ def _designs() -> set[str]:
 
 
 def _earlier_items(items: list[dict]) -> list[dict]:
-    return [x for x in items if x["sweep"] != pairs_verdicts.RULE_SWEEP and x["sweep"] not in _designs()]
+    return [x for x in items if x["sweep"] != pairs_verdicts.lead() and x["sweep"] not in _designs()]
 
 
 def _earlier(items: list[dict], brief: bool = False) -> str:
@@ -337,12 +339,12 @@ def _declared_head(items: list[dict]) -> str:
     mine = _declared(items)
     sizes = sorted({x["point"]["target_budget"] for x in mine if x["point"] is not None})
     at = f"at {fmt.count(sizes[0])}" if len(sizes) == 1 else "at its smallest sizes"
-    return f"{fmt.capitalised(pairs_verdicts.NAMES[pairs_verdicts.RULE_SWEEP])}, the first design run under the declared rule, {at}"
+    return f"{fmt.capitalised(pairs_verdicts.NAMES[pairs_verdicts.lead()])}, the first design run under the declared rule, {at}"
 
 
 def _scope() -> str:
     """What the declared sweep's smallest size is against the paper's: its depths and widths there."""
-    preset = get_preset(pairs_verdicts.RULE_SWEEP)
+    preset = get_preset(pairs_verdicts.lead())
     b = min(preset.budgets)
     widths = sorted(sizes.width_for_budget(b, L, preset.head_size) for L in preset.depths)
     return (f"There the depths are {preset.depths[0]} to {preset.depths[-1]} and the widths {widths[0]} to "
@@ -357,7 +359,7 @@ def _rests_on(mine: list[dict]) -> str:
     if len(resolved) != 1:
         return ""
     x = resolved[0]
-    preset = get_preset(pairs_verdicts.RULE_SWEEP)
+    preset = get_preset(pairs_verdicts.lead())
     b = x["point"]["target_budget"]
     w = [sizes.width_for_budget(b, L, preset.head_size) for L in (x["shallow"], x["deep"])]
     return (f" The verdict rests on that one resolved pair, {x['shallow']} vs {x['deep']} (widths {w[0]} and "
@@ -370,7 +372,7 @@ def comparable_row() -> dict:
     quoted beside it (the next row), not counted."""
     items = small_size_readings()
     mine = _declared(items)
-    others = [x for x in items if x["sweep"] != pairs_verdicts.RULE_SWEEP]
+    others = [x for x in items if x["sweep"] != pairs_verdicts.lead()]
     target = pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"]
     n = len(mine)
     k = _count(mine, SMALL_COMPARABLE)
@@ -413,7 +415,7 @@ def worse_row() -> dict:
 
 def experiments_later_seeds() -> tuple[int, ...]:
     """The doubling sweep's seeds that did not choose the learning rates."""
-    preset = get_preset(pairs_verdicts.RULE_SWEEP)
+    preset = get_preset(pairs_verdicts.lead())
     return tuple(s for s in preset.seeds if s >= preset.select_seeds)
 
 
@@ -433,7 +435,7 @@ def transitions_row() -> dict:
         label = pairs_verdicts.NAMES[name]
         count = f"{len(reading['pairs'])} pair{'s' * (len(reading['pairs']) != 1)}"
         scope = ""
-        if name == pairs_verdicts.RULE_SWEEP:
+        if name == pairs_verdicts.lead():
             scope = (f", {pairs_verdicts.span(reading['budgets'])} only" if reading["budgets"]
                      else ", no size complete")
         if crossed:
@@ -773,9 +775,9 @@ def figure2_head(table: list[dict]) -> str:
 
 def coverage_sentence() -> str:
     """How much of the doubling sweep the experiment rows read, as a plain fact."""
-    planned = list(get_preset(pairs_verdicts.RULE_SWEEP).budgets)
-    done = pairs_verdicts.read(pairs_verdicts.RULE_SWEEP)["budgets"]
-    name = fmt.capitalised(pairs_verdicts.NAMES[pairs_verdicts.RULE_SWEEP])
+    planned = list(get_preset(pairs_verdicts.lead()).budgets)
+    done = pairs_verdicts.read(pairs_verdicts.lead())["budgets"]
+    name = fmt.capitalised(pairs_verdicts.NAMES[pairs_verdicts.lead()])
     if not done:
         return f"{name} has no size with results for every seed of every depth, so its rows give it no verdict."
     where = pairs_verdicts.span(done, planned)

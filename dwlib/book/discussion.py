@@ -33,11 +33,13 @@ FIGURE1_DEPTHS = (6, 12, 24, 36, 48, 207)
 #: the stored sweeps, each read at every budget it trained, as the declared rule reads them (it
 #: leaves out no run for a loss that rises with size; what leaving out the GPU pilot's largest
 #: budget would give is said apart, :func:`dwlib.book.pairs_verdicts.gpu_pilot_sentence`)
-SWEEPS = {pv.RULE_SWEEP: pv.NAMES[pv.RULE_SWEEP].removeprefix("the "),
-          "cpu-pairs-untied": pv.NAMES["cpu-pairs-untied"].removeprefix("the "),
-          "mini": pv.NAMES["mini"].removeprefix("the "),
-          "cpu-fig2": pv.NAMES["cpu-fig2"].removeprefix("the "),
-          "gpu-slice": pv.NAMES["gpu-slice"].removeprefix("the ")}
+
+
+def sweeps() -> dict[str, str]:
+    """Every stored sweep the chapter reads, by name, with the name a reader meets: the design of
+    the doubling pairs that leads first (:func:`dwlib.book.pairs_verdicts.lead`), then the other."""
+    return {name: pv.NAMES[name].removeprefix("the ")
+            for name in (pv.lead(), pv.second(), "mini", "cpu-fig2", "gpu-slice")}
 
 
 def _log10_pow3(L: int) -> float:
@@ -72,7 +74,7 @@ def _records(name: str) -> list[dict]:
     """A sweep's records as the chapter reads them: the doubling sweep at the sizes its rule reads
     (every seed of every depth), every other sweep at every budget."""
     records = stored_results(name)
-    if name == pv.RULE_SWEEP:
+    if name in pv.DESIGNS:
         complete = set(pv.read(name)["budgets"])
         return [r for r in records if r["target_budget"] in complete]
     return records
@@ -154,13 +156,13 @@ def gap_table() -> Table:
     (:func:`gap_rows`; whether the gap closes at larger sizes is the experiments chapter's
     verdict), as the chapter shows it: few columns, so that the table reads on a phone, and
     widths under the rule's flag marked, with a note under the table."""
-    out, split = [], pv.split_at()
-    for name, label in SWEEPS.items():
+    out = []
+    for name, label in sweeps().items():
         for r in gap_rows(name):
             if r["end"] == "largest":
                 continue
             spread = f"{r['mean']:+.3f}" + (f" (sd {r['std']:.3f})" if r["std"] is not None else "")
-            apart = split.get((r["shallow"], r["deep"], r["target_budget"])) if name == pv.RULE_SWEEP else None
+            apart = pv.split_at(name).get((r["shallow"], r["deep"], r["target_budget"])) if name in pv.DESIGNS else None
             out.append({
                 "pair": f"{label}, {r['shallow']} vs {r['deep']}",
                 "smallest size": fmt.count(r["target_budget"]),
@@ -176,18 +178,19 @@ def gap_table() -> Table:
 
 def rule_scope() -> str:
     """Where the doubling sweep enters the table: the sizes its rule reads, in one sentence."""
-    done = pv.read(pv.RULE_SWEEP)["budgets"]
-    name = pv.NAMES[pv.RULE_SWEEP]
+    done = pv.read(pv.lead())["budgets"]
+    name = pv.NAMES[pv.lead()]
     if not done:
         return f"{name[:1].upper() + name[1:]} has no size with every seed of every depth, so it is not in the table."
-    return (f"{name[:1].upper() + name[1:]} enters {pv.span(done, get_preset(pv.RULE_SWEEP).budgets)}, "
+    return (f"{name[:1].upper() + name[1:]} enters {pv.span(done, get_preset(pv.lead()).budgets)}, "
             f"the size{'s' * (len(done) > 1)} at which every depth has every seed.")
 
 
 def numbers() -> dict:
     """Every number the chapter's prose quotes (glue name -> value)."""
     fig1 = {r["depth"]: r for r in figure1_rows()}
-    rows = [r for name in SWEEPS for r in gap_rows(name)]
+    named = sweeps()
+    rows = [r for name in named for r in gap_rows(name)]
     small = [r for r in rows if r["end"] in ("smallest", "only")]
     large = [r for r in rows if r["end"] in ("largest", "only")]
     both_below = [r for r in small if r["regime_shallow"] == r["regime_deep"] == "depth-efficient"]
@@ -200,17 +203,17 @@ def numbers() -> dict:
         by: dict[str, list[str]] = {}
         for r in rs:
             by.setdefault(r["sweep"], []).append(f"{r['shallow']} vs {r['deep']}")
-        names = [f"the {SWEEPS[k]}'s {fmt.listed(v)}" for k, v in by.items()]
+        names = [f"the {named[k]}'s {fmt.listed(v)}" for k, v in by.items()]
         if len(names) == 2:
             return " and ".join(names)
         return (names[0] if len(names) == 1 else ", ".join(names[:-1]) + ", and " + names[-1]) if names else "none"
 
     worse = _worse
-    split = pv.split_at()
+    split = {name: pv.split_at(name) for name in pv.DESIGNS}
 
     def unresolved_text(rs):  # where a pair that is not resolved rests on seeds that split, in a clause
-        apart = [(r, split[key]) for r in rs if r["sweep"] == pv.RULE_SWEEP
-                 and (key := (r["shallow"], r["deep"], r["target_budget"])) in split]
+        apart = [(r, split[r["sweep"]][key]) for r in rs if r["sweep"] in split
+                 and (key := (r["shallow"], r["deep"], r["target_budget"])) in split[r["sweep"]]]
         return "; ".join(f"in {pairs([r])}, the {depth}-layer network's seeds split at their chosen rate"
                          for r, depth in apart)
 
@@ -250,8 +253,8 @@ def numbers() -> dict:
         lo = bounds.separation_rank_bounds(r["deep"], r["width_deep"], r["width_deep"] // heads)["lower"]
         return lo > bounds.separation_rank_bounds(r["shallow"], r["width_shallow"], r["width_shallow"] // heads)["upper"]
 
-    declared = [r for r in small if r["sweep"] == pv.RULE_SWEEP]
-    readings = [pv.read_by_rule(name) for name in SWEEPS]
+    declared = [r for r in small if r["sweep"] == pv.lead()]
+    readings = [pv.read_by_rule(name) for name in named]
     n_rule = sum(len(r["pairs"]) for r in readings)
     n_rule_cross = sum(len(pv.crossing(r)) for r in readings)
     gpt3 = next(g for g in gpt3_table() if g["name"] == "GPT-3 175B")
@@ -351,7 +354,8 @@ def _worse(r: dict) -> bool:
 def _declared_sentence(declared: list[dict]) -> str:
     """The sweep run under the declared rule at its smallest size: which pairs put the deeper
     network behind and which do not, in one sentence (the claims table's verdict)."""
-    name = pv.NAMES[pv.RULE_SWEEP]
+    name = pv.NAMES[pv.lead()]
+    which = "first" if pv.lead() == pv.DESIGNS[0] else "second"
     if not declared:
         return f"{fmt.capitalised(name)} has no size with every seed of every depth yet."
     behind = [f"{r['shallow']} vs {r['deep']}" for r in declared if _worse(r)]
@@ -362,7 +366,7 @@ def _declared_sentence(declared: list[dict]) -> str:
         parts.append(f"puts the deeper network behind in {fmt.listed(behind)}")
     if rest:
         parts.append(f"does not in {fmt.listed(rest)}")
-    return (f"In {name}, the first design run under the declared rule, the seeds' interval at {at} "
+    return (f"In {name}, the {which} design run under the declared rule, the seeds' interval at {at} "
             + " and ".join(parts) + ".")
 
 

@@ -1,5 +1,6 @@
-"""The experiments chapter's lead: the paper's Figure 2 beside the CPU doubling-pairs sweep, read
-by its declared rule, and what the earlier sweeps could and could not decide.
+"""The experiments chapter's lead: the paper's Figure 2 beside the CPU doubling pairs (the design
+that leads, :func:`dwlib.book.pairs_verdicts.lead`), read by their declared rule, and what the
+earlier sweeps could and could not decide.
 
 :func:`chart` draws the doubling pairs over the budgets the rule reads (every seed of every
 depth), or, while no budget is complete, the runs stored so far; :func:`numbers` gives every
@@ -27,7 +28,6 @@ from dwlib.store import packaged_json
 from dwlib.train import corpora
 from dwlib.viz import pairs as vp
 
-SWEEP = pv.RULE_SWEEP
 #: the earlier sweeps, in the order the chapter gives them
 EARLIER = ("cpu-fig2", "mini", "gpu-slice")
 
@@ -35,14 +35,14 @@ EARLIER = ("cpu-fig2", "mini", "gpu-slice")
 @functools.cache
 def reading() -> dict:
     """The doubling sweep read by its rule (:func:`dwlib.book.pairs_verdicts.read`)."""
-    return pv.read(SWEEP)
+    return pv.read(pv.lead())
 
 
 def chart():
     """The two-pair figure over the complete budgets, or every stored run while none is complete."""
     r = reading()
     lines = chart_conclusion(r).split("; ")
-    chart = vp.figure2(stored_results(SWEEP), r["rule"], budgets=r["budgets"] or None, conclusion=lines[0])
+    chart = vp.figure2(stored_results(pv.lead()), r["rule"], budgets=r["budgets"] or None, conclusion=lines[0])
     # the conclusion one pair a line, so that each line fits a phone's column
     title = chart.title
     title.subtitle = [*lines, *title.subtitle[1:]]
@@ -84,7 +84,7 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
     the seeds that did not choose the rates where it differs, then the layout as drawn."""
     if r is None:
         r, seeds = reading(), later_seeds()
-        others = pv.read(SWEEP, seeds=seeds)
+        others = pv.read(pv.lead(), seeds=seeds)
     level = r["rule"]["level"]
     layout = (f"One row per pair: held-out loss (nats per token) against non-embedding size, seed means with "
               f"{level:.0%} intervals, hollow marks for networks narrower than 200; beside it, the paired "
@@ -95,10 +95,10 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
                 "from it. " + layout)
     points = [x for p in r["pairs"] for x in p["points"]]
     n = {k: sum(x["verdict"] == k for x in points) for k in SIDES}
-    where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
+    where = pv.span(r["budgets"], get_preset(pv.lead()).budgets)
     one = len(r["budgets"]) == 1
     crossed = pv.crossing(r)
-    head = (f"At the first size of the CPU doubling-pairs sweep, {where[3:]} non-embedding parameters, one size "
+    head = (f"At the first size of {pv.NAMES[pv.lead()]}, {where[3:]} non-embedding parameters, one size "
             "cannot show a transition" if one else
             "By the declared rule " + ("no pair crosses" if not crossed else
                                        pv.of(len(crossed), len(r["pairs"]), "pair", "crosses"))
@@ -121,7 +121,7 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
     if n[pairs.UNRESOLVED]:
         rest.append(f"not resolved at {n[pairs.UNRESOLVED]}")
     text = f"{head}, and {better}." + (f" It is {', and '.join(rest)}." if rest and len(points) > 1 else "")
-    split = [g for g in pv.seed_groups(SWEEP) if g["split"]] if others is not None else []
+    split = [g for g in pv.seed_groups(pv.lead()) if g["split"]] if others is not None else []
     if split:
         text += (" Where a shape's seeds split at its chosen rate ("
                  + fmt.listed([f"the {g['depth']}-layer network at {fmt.count(g['target_budget'])}" for g in split])
@@ -139,7 +139,7 @@ def authors_reach(r: dict | None = None) -> str:
     """Where the authors' fit places each pair's transition against the sweep's sizes (and,
     while some lack runs, which of them have all their runs), in one sentence."""
     r = r or reading()
-    sizes_ = sorted(get_preset(SWEEP).budgets)
+    sizes_ = sorted(get_preset(pv.lead()).budgets)
     parts = []
     for s, d in (tuple(p) for p in r["rule"]["pairs"]):
         lo, hi = authors_range(s, d)
@@ -159,13 +159,14 @@ def authors_reach(r: dict | None = None) -> str:
     return fmt.capitalised("; ".join(parts)) + "."
 
 
-def bounds_rows(sweep: str = SWEEP, shallow_deep=None, budgets=None) -> list[dict]:
+def bounds_rows(sweep: str | None = None, shallow_deep=None, budgets=None) -> list[dict]:
     """At each target budget and pair of a sweep's preset: both networks' widths (the preset's
     rounding to whole heads), the bounds on log3 sep that apply to each (eq. (7) below its
     threshold log3 d_x, eq. (8) above), and whether they separate the two (one network's lower
     bound above the other's upper bound)."""
+    sweep = sweep or pv.lead()
     preset = get_preset(sweep)
-    prs = shallow_deep or (pv.EARLIER_PAIRS.get(sweep) or [tuple(p) for p in pairs.rule(SWEEP)["pairs"]])
+    prs = shallow_deep or (pv.EARLIER_PAIRS.get(sweep) or [tuple(p) for p in pairs.rule(pv.lead())["pairs"]])
     runs: dict[tuple, set] = {}
     for r in pairs.reported(stored_results(sweep)):
         if r.get("status") == "completed" and r.get("eval_loss") is not None:
@@ -191,7 +192,7 @@ def bounds_rows(sweep: str = SWEEP, shallow_deep=None, budgets=None) -> list[dic
 def bounds_table() -> pd.DataFrame:
     """:func:`bounds_rows` of the doubling sweep, as the chapter shows it."""
     df = pd.DataFrame(bounds_rows())
-    preset = get_preset(SWEEP)
+    preset = get_preset(pv.lead())
     df["widths"] = [_widths(preset, b, [int(x) for x in p.split(" vs ")]) for p, b in zip(df["pair"], df["budget"])]
     df["budget"] = [fmt.count(b) for b in df["budget"]]
     if (df["trained"] == "in full").all():  # every row trained: the column says nothing
@@ -278,7 +279,7 @@ def verdict_sentence(r: dict, others: dict | None = None, seeds=()) -> str:
     if not r["budgets"]:
         return ("No size has results for every seed of every depth, so the declared rule gives no verdict, "
                 "and the figure shows the runs stored without drawing one from them.")
-    where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
+    where = pv.span(r["budgets"], get_preset(pv.lead()).budgets)
     target = r["rule"]["half_width_target"]
     parts = []
     for i, p in enumerate(r["pairs"]):
@@ -320,9 +321,9 @@ def reproduced_sentence(r: dict, earlier: list[dict]) -> str:
     own = len(pv.crossing(r))
     old = sum(x["crosses by the rule"] == "yes" for x in earlier)
     if own and own == len(r["pairs"]):
-        return "The CPU doubling-pairs sweep reproduces the paper's Figure 2 at its scale: both pairs cross."
+        return f"{fmt.capitalised(pv.NAMES[pv.lead()])} reproduces the paper's Figure 2 at its scale: both pairs cross."
     if own:
-        return (f"The CPU doubling-pairs sweep reproduces the paper's Figure 2 in part: "
+        return (f"{fmt.capitalised(pv.NAMES[pv.lead()])} reproduces the paper's Figure 2 in part: "
                 f"{pv.of(own, len(r['pairs']), 'pair', 'crosses')}.")
     return ("No stored sweep of this book reproduces the paper's Figure 2: " +
             ("the earlier sweeps, read by the same rule, show no crossing either." if not old else
@@ -336,7 +337,7 @@ def result_sentence(r: dict | None = None, part: str = "all") -> str:
     r = r or reading()
     if not r["budgets"]:
         return "No size has every seed of every depth yet, so the declared rule gives no verdict."
-    where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
+    where = pv.span(r["budgets"], get_preset(pv.lead()).budgets)
     bits, worse = [], False
     one = len(r["budgets"]) == 1
     for p in r["pairs"]:
@@ -368,13 +369,13 @@ def result_sentence(r: dict | None = None, part: str = "all") -> str:
                 f"{narrow[0]} of the {narrow[1]} networks are narrower than 200, the width the paper's Figure 1 calls "
                 "sufficient." if worse and not n_better
                 else "."))
-    planned = sorted(get_preset(SWEEP).budgets)
+    planned = sorted(get_preset(pv.lead()).budgets)
     missing = [b for b in planned if b not in r["budgets"]]
     text = f"{head} {fmt.capitalised('; '.join(bits))}."
     if missing:
         text += (f" {pv._sizes(missing)} {'does' if len(missing) == 1 else 'do'} not have all {'its' if len(missing) == 1 else 'their'} runs yet"
                  + (", so no transition can be read." if len(r["budgets"]) == 1 else "."))
-    k = pv.split_points(SWEEP)  # the full account follows in the chapter
+    k = pv.split_points(pv.lead())  # the full account follows in the chapter
     if k:
         text += (f" {fmt.capitalised(pv.words(k))} of the {len(points)} points rest on seeds that split at their "
                  "chosen rate (see below).")
@@ -386,20 +387,22 @@ def takeaway_sentence(r: dict | None = None) -> str:
     runs, whether that can show a transition, and whether the deeper network is resolved better
     anywhere."""
     r = r or reading()
-    n, total = len(r["budgets"]), len(get_preset(SWEEP).budgets)
+    n, total = len(r["budgets"]), len(get_preset(pv.lead()).budgets)
     if not n:
-        return "The CPU doubling-pairs sweep has no size with all its runs yet."
+        return f"{fmt.capitalised(pv.NAMES[pv.lead()])} has no size with all its runs yet."
     better = [f"{p['shallow']} vs {p['deep']}" for p in r["pairs"] if p["verdict"]["better"]]
-    where = (f"At all {pv.words(n)} sizes of the CPU doubling-pairs sweep" if n == total else
-             f"At the {pv.words(n)} of its {pv.words(total)} sizes where the CPU doubling-pairs sweep has all its runs")
+    name = pv.NAMES[pv.lead()]
+    where = (f"At all {pv.words(n)} sizes of {name}" if n == total else
+             f"At the {pv.words(n)} of its {pv.words(total)} sizes where {name} has all its runs")
     return (where + (", too few to show a transition," if n == 1 else ",")
             + (" the deeper network of a pair is never resolved better." if not better else
                f" the deeper network is resolved better in {fmt.listed(better)}."))
 
 
 
-def widths_below(sweep: str = SWEEP, limit: int = 200) -> tuple[int, int]:
+def widths_below(sweep: str | None = None, limit: int = 200) -> tuple[int, int]:
     """How many of the sweep's shapes (depth, budget) have a width below ``limit``, of how many."""
+    sweep = sweep or pv.lead()
     preset = get_preset(sweep)
     w = [sizes.width_for_budget(b, L, preset.head_size) for b in preset.budgets for L in preset.depths]
     return sum(x < limit for x in w), len(w)
@@ -413,10 +416,11 @@ def _machine(hw: dict) -> str:
     return f"{pv.words(n) if n > 1 else 'one'} {hw.get('device_kind') or hw.get('backend', '').upper()}"
 
 
-def hardware_sentence(sweep: str = SWEEP) -> str:
+def hardware_sentence(sweep: str | None = None) -> str:
     """Where the stored runs trained, and, when some trained elsewhere than the rest, how closely
     runs trained again on the other machine match their stored losses (the sweep's parity file:
     benchmarks/device_parity.py), set against the spread between seeds of one shape."""
+    sweep = sweep or pv.lead()
     records = stored_results(sweep)
     by_machine: dict[str, list[dict]] = {}
     for r in records:
@@ -468,9 +472,10 @@ def hardware_sentence(sweep: str = SWEEP) -> str:
                        "those shapes was trained on both."))
 
 
-def versions_sentence(sweep: str = SWEEP) -> str:
+def versions_sentence(sweep: str | None = None) -> str:
     """Which versions of the code trained the stored runs: how many, and how many runs record
     uncommitted changes beside their version (a commit marked '+dirty'), by size."""
+    sweep = sweep or pv.lead()
     records = stored_results(sweep)
     versions = {(r.get("git_commit") or "").split("+")[0] for r in records}
     dirty = [r for r in records if (r.get("git_commit") or "").endswith("+dirty")]
@@ -490,10 +495,11 @@ def versions_sentence(sweep: str = SWEEP) -> str:
 
 def embedding_sentence(r: dict | None = None) -> str:
     """What the non-embedding size leaves out at these small shapes: counting every parameter, how
-    much larger the shallower (wider) network of each pair read is, and the rank its output, read
-    through the tied embedding, is capped at (its width, against the vocabulary)."""
+    much larger the shallower (wider) network of each pair read is, and the rank its output is capped
+    at (its width, against the vocabulary), whether read through the tied embedding or an output
+    layer of its own."""
     r = r or reading()
-    records = [x for x in stored_results(SWEEP) if x.get("chosen")]
+    records = [x for x in stored_results(pv.lead()) if x.get("chosen")]
     total = {(x["depth"], x["target_budget"]): x["total_params"] for x in records}
     shares = [total[(p["shallow"], x["target_budget"])] / total[(p["deep"], x["target_budget"])] - 1
               for p in r["pairs"] for x in p["points"]]
@@ -504,29 +510,36 @@ def embedding_sentence(r: dict | None = None) -> str:
     widths = sorted({x["width"] for x in read})
     embed = [x["parameters"]["embeddings"] / x["parameters"]["total"] for x in read]
     larger = sum(v > 0 for v in shares)
+    through = "read through its embedding" if tied(pv.lead()) else "read through an output layer of its own"
     who = (f"the shallower network is the larger at every point read, by {min(shares):.0%} to {max(shares):.0%}"
            if larger == len(shares) else
            f"the shallower network is the larger at {larger} of the {len(shares)} points read (from "
            f"{abs(min(shares)):.0%} {'smaller' if min(shares) < 0 else 'larger'} to {max(shares):.0%} larger)")
     return (f"The paper chose a vocabulary of {vocab:,} tokens so that the embeddings would be a small fraction of "
             f"the parameters (its section 5); at these sizes they are {min(embed):.0%} to {max(embed):.0%} of them. Counting every "
-            f"parameter, {who}; and a network's output, read through its embedding, has rank at most its width "
+            f"parameter, {who}; and a network's output, {through}, has rank at most its width "
             f"({widths[0]} to {widths[-1]} here, against {vocab:,} tokens). Both tend to favour the wider, "
             "shallower network, so a gap at these sizes measures depth together with them.")
 
 
+def output_clause(sweep: str | None = None) -> str:
+    """How the leading design reads its output, for the runs section's description of the network."""
+    return ("the output read through the token embedding" if tied(sweep or pv.lead()) else
+            "an output layer of its own (a matrix of vocabulary by width, not tied to the token embedding)")
+
+
 def later_seeds() -> tuple[int, ...]:
     """The seeds that did not choose the learning rates."""
-    preset = get_preset(SWEEP)
+    preset = get_preset(pv.lead())
     return tuple(s for s in preset.seeds if s >= preset.select_seeds)
 
 
 def numbers() -> dict:
     """Every value and sentence the chapter's prose quotes, from the stored runs."""
     r = reading()
-    preset = get_preset(SWEEP)
+    preset = get_preset(pv.lead())
     others_seeds = later_seeds()
-    others = pv.read(SWEEP, seeds=others_seeds)
+    others = pv.read(pv.lead(), seeds=others_seeds)
     rule = r["rule"]
     narrow = widths_below()
     ranges = {tuple(p): authors_range(*p) for p in rule["pairs"]}
@@ -536,12 +549,12 @@ def numbers() -> dict:
     one_two = next(x for x in old if x["pair"] == "1 vs 2")
     earlier = earlier_rows()
     return {
-        "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(SWEEP),
+        "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(pv.lead()),
         "fx_result": result_sentence(r), "fx_result_head": result_sentence(r, "head"),
-        "fx_result_detail": result_sentence(r, "detail"), "fx_split": pv.split_sentence(SWEEP),
-        "fx_retrained": pv.retrained_sentence(SWEEP), "fx_versions": versions_sentence(), "fx_lone": pv.lone_seed_sentence(SWEEP),
-        "fx_spread_terms": pv.spread_terms(SWEEP), "fx_untied_design": untied_design_sentence(),
-        "fx_untied": untied_sentence(), "fx_untied_notes": untied_notes(),
+        "fx_result_detail": result_sentence(r, "detail"), "fx_split": pv.split_sentence(pv.lead()),
+        "fx_retrained": pv.retrained_sentence(pv.lead()), "fx_versions": versions_sentence(), "fx_lone": pv.lone_seed_sentence(pv.lead()),
+        "fx_spread_terms": pv.spread_terms(pv.lead()), "fx_second_design": second_design_sentence(),
+        "fx_second": second_sentence(), "fx_second_notes": second_notes(),
         "fx_pilot": pilot_sentence(r),
         "fx_gpu_pilot": pv.gpu_pilot_sentence(), "fx_authors_reach": authors_reach(r),
         "fx_takeaway": takeaway_sentence(r),
@@ -549,7 +562,7 @@ def numbers() -> dict:
         "fx_paper_form": pv.paper_form_sentence(r), "fx_caption": caption(r, others, others_seeds),
         # where a pair crosses (the result's counts say whether any does)
         "fx_transitions": pv.transition_summary(r) if pv.crossing(r) else "",
-        "fx_power": pv.power_sentence(r, planned=len(r["rule"]["pairs"]) * len(get_preset(SWEEP).budgets)),
+        "fx_power": pv.power_sentence(r, planned=len(r["rule"]["pairs"]) * len(get_preset(pv.lead()).budgets)),
         "fx_others": pv.seeds_sentence(r, others, others_seeds),
         "fx_sizes": pv.size_sentence(r, preset.head_size),
         "fx_share": rule["half_width_share"],
@@ -575,9 +588,10 @@ def numbers() -> dict:
         "fx_old_budget": fmt.count(one_two["budget"]),
         "fx_old_n": len(earlier), "fx_old_cross": sum(x["crosses by the rule"] == "yes" for x in earlier),
         "fx_gpu_lead": -min(x["mean"] for x in pv.read_by_rule("gpu-slice")["pairs"][0]["points"]),
-        "fx_runs": len(stored_results(SWEEP)), "fx_hardware": hardware_sentence(), "fx_embedding": embedding_sentence(r),
+        "fx_runs": len(stored_results(pv.lead())), "fx_hardware": hardware_sentence(),
+        "fx_embedding": embedding_sentence(r), "fx_output": output_clause(),
         "fx_corpus_version": corpora.LINUX_DOC_RECORD["version"],
-        "fx_hours": sum(x.get("wall_seconds") or 0 for x in stored_results(SWEEP)) / 3600,
+        "fx_hours": sum(x.get("wall_seconds") or 0 for x in stored_results(pv.lead())) / 3600,
         "fx_std_fig2": _seed_std("cpu-fig2"), "fx_std_mini": _seed_std("mini"), "fx_std_gpu": _seed_std("gpu-slice"),
     }
 
@@ -592,7 +606,7 @@ PILOTS = ("cpu-pairs-pilot-2m", "cpu-pairs-pilot-1m")
 def pilot_rows() -> list[dict]:
     """What each pilot measured (:func:`dwlib.experiments.pairs.pilot`): tokens a run, seeds, the
     mean gap of its pair and its paired half-width, and the one rate it trained at."""
-    level = pairs.rule(SWEEP)["level"]
+    level = pairs.rule(pv.lead())["level"]
     out = []
     for name in PILOTS:
         recs = stored_results(name)
@@ -603,9 +617,10 @@ def pilot_rows() -> list[dict]:
     return sorted(out, key=lambda x: -x["tokens"])
 
 
-def rate_spread(sweep: str = SWEEP) -> dict:
+def rate_spread(sweep: str | None = None) -> dict:
     """For each peak rate, the median over the sweep's shapes of how far apart the rate-choosing
     seeds land (largest minus smallest held-out loss), from every stored run at that rate."""
+    sweep = sweep or pv.lead()
     preset = get_preset(sweep)
     select = set(preset.seeds[:preset.select_seeds])
     by: dict[tuple, list] = {}
@@ -642,31 +657,32 @@ def pilot_sentence(r: dict | None = None) -> str:
         return text + " The sweep's half-widths are as small as the pilot's or smaller."
     text += (f" The sweep's half-width is wider than the pilot's at {pv.count_of(len(wider), len(pts), 'point')} "
              f"(up to {max(wider):.3f} nats)")
-    chosen = sorted({g["lr"] for g in pv.seed_groups(SWEEP)})
+    chosen = sorted({g["lr"] for g in pv.seed_groups(pv.lead())})
     spread = rate_spread()
     if pilot_lr is None or chosen == [pilot_lr] or pilot_lr not in spread:
         return text + "."
     other = [lr for lr in chosen if lr != pilot_lr and lr in spread]
     where = ("every shape at the sizes read chose " + fmt.listed([f"{x:g}" for x in chosen])
              if pilot_lr not in chosen else "some shapes chose " + fmt.listed([f"{x:g}" for x in other]))
-    noisier = [lr for lr in other if spread[lr]["median"] > spread[pilot_lr]["median"]]
-    tail = ""
-    if noisier:
-        lr = noisier[0]
-        tail = (f", and over the shapes trained the two rate-choosing seeds land a median of "
-                f"{spread[lr]['median']:.3f} nats apart at {lr:g} against {spread[pilot_lr]['median']:.3f} at "
-                f"{pilot_lr:g}")
-    return (text + f". The likely reason is the learning rate: the pilot trained at "
-            f"{pilot_lr:g}, while {where}{tail}. A rate at which runs vary more needs more seeds for the same "
-            "precision.")
+    # a rate counts as noisier only where its seeds land clearly farther apart: twice the pilot
+    # rate's spread and more than the design's target
+    noisier = [lr for lr in other
+               if spread[lr]["median"] > max(2 * spread[pilot_lr]["median"], r["rule"]["half_width_target"])]
+    if not noisier:  # no rate's seeds land clearly farther apart: nothing points to the rate
+        return text + "."
+    lr = noisier[0]
+    return (text + f". The likely reason is the learning rate: the pilot trained at {pilot_lr:g}, while {where}, "
+            f"and over the shapes trained the two rate-choosing seeds land a median of {spread[lr]['median']:.3f} "
+            f"nats apart at {lr:g} against {spread[pilot_lr]['median']:.3f} at {pilot_lr:g}. A rate at which runs "
+            "vary more needs more seeds for the same precision.")
 
 
 def seed_table() -> pd.DataFrame:
     """The held-out loss of every seed of every shape at the sizes the verdicts read, at the
     shape's chosen rate, the rate-choosing seeds marked: where one shape's seeds split."""
-    preset = get_preset(SWEEP)
+    preset = get_preset(pv.lead())
     rows = []
-    for g in pv.seed_groups(SWEEP):
+    for g in pv.seed_groups(pv.lead()):
         losses = {**g["select"], **g["others"]}
         row = {"size": fmt.count(g["target_budget"]), "depth": g["depth"],
                f"width (* below {WIDE})": f"{g['width']}{'*' if g['width'] < WIDE else ''}", "rate": f"{g['lr']:g}"}
@@ -767,16 +783,16 @@ def intro_sentence(head: bool = True) -> str:
     points = [x["verdict"] for p in r["pairs"] for x in p["points"]]
     worse, better = points.count(pairs.WORSE), points.count(pairs.BETTER)
     unresolved = len(points) - worse - better
-    where = pv.span(r["budgets"], get_preset(SWEEP).budgets)
+    where = pv.span(r["budgets"], get_preset(pv.lead()).budgets)
     counts = (f"the deeper network is worse at {worse} of the {len(points)} (pair, size) points, "
               f"not resolved at {unresolved} and better at {'none' if not better else better}")
     power, target = r["power"], r["rule"]["half_width_target"]
     precision = (f"Its declared precision, a half-width of at most {target:g} nats, is reached at "
                  f"{power['within']} of the {power['points']} points")
-    k = pv.split_points(SWEEP)
+    k = pv.split_points(pv.lead())
     if k:
         precision += f", and {pv.words(k)} points rest on seeds that split at their chosen rate"
-    every = len(r["budgets"]) == len(get_preset(SWEEP).budgets)
+    every = len(r["budgets"]) == len(get_preset(pv.lead()).budgets)
     scope = "" if every else (" (the only size with all its runs)" if len(r["budgets"]) == 1 else
                               " (the sizes with all their runs)")
     body = f"{where} non-embedding parameters{scope}, {counts}. {precision}."
@@ -784,17 +800,20 @@ def intro_sentence(head: bool = True) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The second design, declared before its runs: the same sweep with the output layer untied
-
-#: the second design of the doubling sweep (its rule file entry: ``applies_to``), read on its own
-UNTIED = "cpu-pairs-untied"
+# The other design of the CPU doubling pairs (the rule file declares two: the output layer tied to
+# the input embedding, then untied), reported beside the one that leads (:func:`pv.lead`)
 
 
-def untied_reading() -> dict | None:
-    """The untied design read by the declared rule (:func:`dwlib.book.pairs_verdicts.read`), or
-    None while none of its runs is published."""
+def tied(sweep: str) -> bool:
+    """Whether a design's output layer is the transposed input embedding."""
+    return get_preset(sweep).train.get("tied", True)
+
+
+def second_reading() -> dict | None:
+    """The design that does not lead read by the declared rule (:func:`dwlib.book.pairs_verdicts.read`),
+    or None while none of its runs is published."""
     try:
-        return pv.read(UNTIED)
+        return pv.read(pv.second())
     except InputError:  # not published yet
         return None
 
@@ -805,10 +824,11 @@ def _widths(preset, b: float, depths) -> str:
                                                                 for L in depths))
 
 
-def points_table(r: dict, sweep: str = SWEEP) -> pd.DataFrame:
+def points_table(r: dict, sweep: str | None = None) -> pd.DataFrame:
     """Every (pair, size) point of a reading of ``sweep``: both widths (narrow ones marked), the
     mean deeper-minus-shallower gap, its paired 95% interval and half-width (nats), and the rule's
     verdict, one row each."""
+    sweep = sweep or pv.lead()
     said = SIDES
     level = f"{r['rule']['level']:.0%}"
     preset = get_preset(sweep)
@@ -822,35 +842,44 @@ def points_table(r: dict, sweep: str = SWEEP) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["pair", "size"]) if rows else pd.DataFrame()
 
 
-def untied_table() -> pd.DataFrame:
-    """The untied design's points (:func:`points_table`); empty while none is published."""
-    u = untied_reading()
-    return points_table(u, UNTIED) if u else pd.DataFrame()
+def second_table() -> pd.DataFrame:
+    """The other design's points (:func:`points_table`); empty while none is published."""
+    u = second_reading()
+    return points_table(u, pv.second()) if u else pd.DataFrame()
 
 
-def untied_design_sentence() -> str:
-    """What the second design is, why the rule file added it and how the book reads it."""
-    planned = sorted(get_preset(UNTIED).budgets)
-    return ("The rule file declares a second design, added before any of its runs: the same sweep with an output "
-            "layer of its own instead of one tied to the input embedding. Its reasons are the seed split above "
-            "and the vocabulary chapter's untied control, whose seeds lay close together. It is read by the same "
-            "rule on its own and never pooled with the tied design. The rule makes it the chapter's main design "
-            f"once it has every seed at all {pv.words(len(planned))} sizes; until then the tied design is.")
+def second_design_sentence() -> str:
+    """What the two designs are, why the rule file added the second and how the book reads them:
+    which leads, and why."""
+    first, second = pv.DESIGNS
+    n = pv.words(len(pv.read(first)["budgets"]))
+    if pv.lead() == first:
+        return ("The rule file declares a second design, added before any of its runs: the same sweep with an output "
+                "layer of its own instead of one tied to the input embedding. Its reasons are the seed split above "
+                "and the vocabulary chapter's untied control, whose seeds lay close together. It is read by the same "
+                "rule on its own and never pooled with the tied design. The rule makes it the chapter's main design "
+                f"once it has every seed at as many sizes as the tied design ({n}); until then the tied design is.")
+    return ("The rule file declares two designs of this sweep. The first tied the output layer to the input embedding; "
+            "at two of its shapes the seeds split at the chosen rate. The second, the design above, was added before "
+            "any of its runs: the same sweep with an output layer of its own, prompted by that split and by the "
+            "vocabulary chapter's untied control, whose seeds lay close together. Each is read by the same rule on "
+            "its own and never pooled with the other. The rule made the second the chapter's main design once it "
+            f"had every seed at as many sizes as the first ({n}); the first design's results follow.")
 
 
-def untied_sentence(u: dict | None | bool = None, later: dict | None = None, seeds=()) -> str:
-    """The second design's verdicts at the sizes it has complete, per pair, with the precision
+def second_sentence(u: dict | None | bool = None, later: dict | None = None, seeds=()) -> str:
+    """The other design's verdicts at the sizes it has complete, per pair, with the precision
     reached and whether seeds split (a table gives each point's numbers); '' while nothing is
-    published. ``u``: a reading (default: :func:`untied_reading`, with ``later`` its reading on
+    published. ``u``: a reading (default: :func:`second_reading`, with ``later`` its reading on
     the seeds that did not choose the rates, ``seeds``), or False for none."""
     if u is None:
-        u = untied_reading()
+        u = second_reading()
         if u:
             seeds = later_seeds()
-            later = pv.read(UNTIED, seeds=seeds)
+            later = pv.read(pv.second(), seeds=seeds)
     if not u:
         return ""
-    planned = sorted(get_preset(UNTIED).budgets)
+    planned = sorted(get_preset(pv.second()).budgets)
     done = u["budgets"]
     if not done:
         return "None of its sizes has every seed of every depth yet."
@@ -860,7 +889,7 @@ def untied_sentence(u: dict | None | bool = None, later: dict | None = None, see
     text = (f"It has complete results at {pv.count_of(len(done), len(planned), 'size')} "
             f"({pv._sizes(done)}). By the rule, {verdicts}. The table below gives each "
             f"point's gap. The half-width is at most {target:g} nats at {power['within']} of these {power['points']} "
-            "points" + _untied_split()
+            "points" + _second_split()
             + ("" if len(done) < 2 else
                f"; {'no pair crosses' if not crossed else pv.of(len(crossed), len(u['pairs']), 'pair', 'crosses')}")
             + ".")
@@ -874,25 +903,25 @@ def untied_sentence(u: dict | None | bool = None, later: dict | None = None, see
     return text
 
 
-def untied_notes() -> str:
-    """What qualifies the untied design's points: a seed that lies apart, and the points that
-    repeat the vocabulary chapter's control ('' when neither, or nothing is published)."""
-    if not untied_reading():
+def second_notes() -> str:
+    """What qualifies the other design's points: a seed that lies apart, and the points that
+    repeat the vocabulary chapter's untied control ('' when neither, or nothing is published)."""
+    if not second_reading():
         return ""
-    return " ".join(x for x in (pv.lone_seed_sentence(UNTIED), _untied_repeats()) if x)
+    return " ".join(x for x in (pv.lone_seed_sentence(pv.second()), _repeats(pv.second())) if x)
 
 
-def _untied_repeats(control: str = "vocab-full") -> str:
-    """Where a complete point of the untied design has, run for run, the settings of the vocabulary
+def _repeats(sweep: str, control: str = "vocab-full") -> str:
+    """Where a complete point of ``sweep`` has, run for run, the settings of the vocabulary
     chapter's untied control (the same run keys at the chosen rates), so that it is no evidence
-    independent of the control that prompted the design: one sentence, '' when none."""
+    independent of the control that prompted the untied design: one sentence, '' when none."""
     try:
         theirs = {r["key"]: r["eval_loss"] for r in stored_results(control) if r.get("chosen")}
     except InputError:
         return ""
-    mine = [r for r in stored_results(UNTIED) if r.get("chosen")]
+    mine = [r for r in stored_results(sweep) if r.get("chosen")]
     same = []
-    for s, d in pairs.rule(UNTIED)["pairs"]:
+    for s, d in pairs.rule(sweep)["pairs"]:
         for b in sorted({r["target_budget"] for r in mine}):
             runs = [r for r in mine if r["target_budget"] == b and r["depth"] in (s, d)]
             if runs and all(r["key"] in theirs for r in runs):
@@ -905,12 +934,12 @@ def _untied_repeats(control: str = "vocab-full") -> str:
             f"{fmt.listed([n for n, _ in same])} here (trained "
             f"again, the held-out losses agree within {worst:.4f} nats), so "
             f"{'that point is' if len(same) == 1 else 'those points are'} no evidence independent of the control "
-            "that prompted the design.")
+            "that prompted the untied design.")
 
 
-def _untied_split() -> str:
-    """Whether any shape of the untied design splits its seeds at its chosen rate, as a clause."""
-    split = [g for g in pv.seed_groups(UNTIED) if g["split"]]
+def _second_split() -> str:
+    """Whether any shape of the other design splits its seeds at its chosen rate, as a clause."""
+    split = [g for g in pv.seed_groups(pv.second()) if g["split"]]
     if not split:
         return ", and no shape's seeds split at its chosen rate"
     return ", and the seeds split at " + fmt.listed([f"the {g['depth']}-layer network at {fmt.count(g['target_budget'])}"

@@ -395,9 +395,10 @@ def _pairs_text(n_sweeps: int, n_pairs: int, n_cross: int) -> str:
     return f"{sweeps} {pairs}, and {cross}"
 
 
-def scope_sentence(sweep: str = pv.RULE_SWEEP) -> str:
+def scope_sentence(sweep: str | None = None) -> str:
     """Which budgets the doubling sweep's verdicts rest on, as a plain fact: those at which every
     seed of every depth is stored (empty when that is every budget the sweep has)."""
+    sweep = sweep or pv.lead()
     planned = get_preset(sweep).budgets
     done = pv.read(sweep)["budgets"] or []
     name = pv.NAMES[sweep]

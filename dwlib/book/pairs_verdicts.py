@@ -9,10 +9,12 @@ the rule's half-width target. Budgets read as "100K", "1.6M".
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from dwlib import fmt
-from dwlib.errors import require
+from dwlib.errors import InputError, require
 from dwlib.experiments import pairs
 from dwlib.experiments.presets import get_preset
 from dwlib.experiments.records import stored_results
@@ -77,6 +79,36 @@ def transition_sentence(pair: dict) -> str:
 
 #: the sweep whose rule file declares the rule every doubling pair of the book is read by
 RULE_SWEEP = "cpu-pairs"
+#: the two designs of the CPU doubling pairs the rule file declares, in the order declared: the
+#: output layer tied to the input embedding, then untied (its ``applies_to`` entry)
+DESIGNS = ("cpu-pairs", "cpu-pairs-untied")
+
+
+def lead_of(complete: dict[str, int]) -> str:
+    """Which design leads, from the number of budgets at which each has every seed of every depth,
+    as the rule file's entry for the second design declares: the second once it has as many such
+    budgets as the first (and at least one); until then the first."""
+    first, second = DESIGNS
+    n = complete.get(second, 0)
+    return second if n and n >= complete.get(first, 0) else first
+
+
+@functools.cache
+def lead() -> str:
+    """The design the experiments chapter leads with (:func:`lead_of` of the stored runs): its
+    Figure 2 and its verdicts are this design's, the other's beside them."""
+    complete = {}
+    for name in DESIGNS:
+        try:
+            complete[name] = len(read(name)["budgets"])
+        except InputError:  # a design with no published run
+            complete[name] = 0
+    return lead_of(complete)
+
+
+def second() -> str:
+    """The design that does not lead (:func:`lead`), reported beside the one that does."""
+    return next(name for name in DESIGNS if name != lead())
 #: the name a reader meets for each stored sweep, in every chapter: what sets it apart (the
 #: earlier sweeps' run length, their single learning rate)
 NAMES = {"cpu-pairs": "the CPU doubling-pairs sweep", "cpu-fig2": "the one-million-token CPU sweep",
@@ -148,9 +180,10 @@ def span(budgets, planned=None) -> str:
     return f"at {_sizes(budgets)}"
 
 
-def coverage_sentence(sweep: str = RULE_SWEEP) -> str:
+def coverage_sentence(sweep: str | None = None) -> str:
     """Which of the sweep's sizes the stored runs cover, as one plain fact: where every depth has
     every seed (the sizes the verdicts read), where some runs are stored, and where none are."""
+    sweep = sweep or lead()
     planned = sorted(get_preset(sweep).budgets)
     done = read(sweep)["budgets"]
     some = {r["target_budget"] for r in stored_results(sweep) if r.get("status") == "completed"} - set(done)
@@ -167,7 +200,7 @@ def coverage_sentence(sweep: str = RULE_SWEEP) -> str:
     if not done:
         parts.insert(0, "no size with every seed of every depth, so the rule gives no verdict")
     body = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
-    return f"The stored results of the CPU doubling-pairs sweep hold {body}."
+    return f"The stored results of {NAMES[sweep]} hold {body}."
 
 
 def _interval_text(x: dict) -> str:
@@ -444,7 +477,7 @@ def _losses(values: list[float]) -> str:
     return f"{v[0]:.3f} to {v[-1]:.3f}"
 
 
-def seed_groups(sweep: str = RULE_SWEEP) -> list[dict]:
+def seed_groups(sweep: str | None = None) -> list[dict]:
     """Per shape at each size the verdicts read (every seed of every depth): the held-out loss of
     every seed at the shape's chosen rate, the rate-choosing seeds (the preset's first
     ``select_seeds``) set apart from the others, and the rate-choosing seeds' losses at every
@@ -453,6 +486,7 @@ def seed_groups(sweep: str = RULE_SWEEP) -> list[dict]:
     disagree about the shape by more than the design can resolve, and the rate was chosen by one
     side of the split. ``better_elsewhere``: the other rates at which every rate-choosing seed
     does better than every other seed at the chosen rate."""
+    sweep = sweep or lead()
     preset = get_preset(sweep)
     target = pairs.rule(sweep)["half_width_target"]
     select = set(preset.seeds[:preset.select_seeds])
@@ -484,13 +518,14 @@ def seed_groups(sweep: str = RULE_SWEEP) -> list[dict]:
     return out
 
 
-def lone_seeds(sweep: str = RULE_SWEEP) -> list[dict]:
+def lone_seeds(sweep: str | None = None) -> list[dict]:
     """Seeds that lie apart from the rest of their shape at its chosen rate, in a shape whose seeds
     do not split (:func:`seed_groups`): the distance from the seed's held-out loss to the nearest
     other seed's is larger than both the spread of the others and the rule's half-width target.
     A description of the spread, not an exclusion: the verdicts keep every seed. Each carries,
     for every pair the shape belongs to at that size, the pair's half-width with and without the
     seed (``pairs``: [{"pair", "half_width", "without"}])."""
+    sweep = sweep or lead()
     rule = pairs.rule(sweep)
     target, level = rule["half_width_target"], rule["level"]
     points = {(x["target_budget"], x["shallow"], x["deep"]): x for pr in read(sweep)["pairs"] for x in pr["points"]}
@@ -516,10 +551,11 @@ def lone_seeds(sweep: str = RULE_SWEEP) -> list[dict]:
     return out
 
 
-def lone_seed_sentence(sweep: str = RULE_SWEEP) -> str:
+def lone_seed_sentence(sweep: str | None = None) -> str:
     """:func:`lone_seeds` in words: what makes a seed lie apart, then each such seed with the
     half-widths of its pairs with and without it, and what the verdicts do with them; empty when
     there is none."""
+    sweep = sweep or lead()
     seeds = lone_seeds(sweep)
     if not seeds:
         return ""
@@ -542,10 +578,11 @@ def _split_pairs(g: dict, sweep: str) -> list[str]:
     return [f"{s} vs {d}" for s, d in pairs.rule(sweep)["pairs"] if g["depth"] in (s, d)]
 
 
-def spread_terms(sweep: str = RULE_SWEEP) -> str:
+def spread_terms(sweep: str | None = None) -> str:
     """What the book calls a split shape (:func:`seed_groups`) and a seed that lies apart
     (:func:`lone_seeds`), in two clauses: descriptions of the spread, neither an exclusion; '' when
     the sweep has neither."""
+    sweep = sweep or lead()
     if not any(g["split"] for g in seed_groups(sweep)) and not lone_seeds(sweep):
         return ""
     target = pairs.rule(sweep)["half_width_target"]
@@ -555,10 +592,11 @@ def spread_terms(sweep: str = RULE_SWEEP) -> str:
             "when it is farther from every other seed of its shape than both their spread and that target.")
 
 
-def split_sentence(sweep: str = RULE_SWEEP) -> str:
+def split_sentence(sweep: str | None = None) -> str:
     """Each shape whose seeds split at its chosen rate (:func:`seed_groups`), in words: the
     losses of both groups, how far apart they lie, where the rate-choosing seeds do better, and
     what that leaves of the verdicts of the pairs it belongs to."""
+    sweep = sweep or lead()
     groups = [g for g in seed_groups(sweep) if g["split"]]
     if not groups:
         return ("At every size read, the seeds that chose a shape's learning rate lie among the others at that "
@@ -617,12 +655,13 @@ def split_sentence(sweep: str = RULE_SWEEP) -> str:
     return " ".join(out)
 
 
-def retrained_sentence(sweep: str = RULE_SWEEP) -> str:
+def retrained_sentence(sweep: str | None = None) -> str:
     """For each shape whose seeds split, whether the split follows the code: when its rate-choosing
     seeds and the others were trained at different commits, what training the others again with
     the code that reproduces the rate-choosing seeds gave (the sweep's stored retraining,
     ``<sweep>.retrained-seeds.json``: benchmarks/device_parity.py --stage 2); '' when no shape
     splits or none was trained at two commits."""
+    sweep = sweep or lead()
     groups = [g for g in seed_groups(sweep) if g["split"]]
     records = [r for r in stored_results(sweep) if r.get("chosen")]
     commit = {(r["depth"], r["target_budget"], r["seed"]): (r.get("git_commit") or "").split("+")[0] for r in records}
@@ -702,9 +741,10 @@ def _retrained_runs(sweep: str) -> list[dict]:
     return runs
 
 
-def split_caveat(sweep: str = RULE_SWEEP, budgets=None) -> str:
+def split_caveat(sweep: str | None = None, budgets=None) -> str:
     """The same caveat in one short clause, for the chapters that repeat the verdict: '' when no
     shape splits (``budgets``: only the shapes at these target budgets)."""
+    sweep = sweep or lead()
     groups = [g for g in seed_groups(sweep) if g["split"] and (budgets is None or g["target_budget"] in budgets)]
     if not groups:
         return ""
@@ -717,21 +757,24 @@ def split_caveat(sweep: str = RULE_SWEEP, budgets=None) -> str:
     return "; ".join(parts)
 
 
-def split_points(sweep: str = RULE_SWEEP) -> int:
+def split_points(sweep: str | None = None) -> int:
     """How many (pair, size) points rest on a shape whose seeds split at its chosen rate."""
+    sweep = sweep or lead()
     return sum(len(_split_pairs(g, sweep)) for g in seed_groups(sweep) if g["split"])
 
 
-def split_at(sweep: str = RULE_SWEEP) -> dict[tuple[int, int, float], int]:
+def split_at(sweep: str | None = None) -> dict[tuple[int, int, float], int]:
     """Each (pair, size) point that rests on a shape whose seeds split at its chosen rate, as
     (shallower depth, deeper depth, target budget), mapped to that shape's depth."""
+    sweep = sweep or lead()
     return {(s, d, g["target_budget"]): g["depth"] for g in seed_groups(sweep) if g["split"]
             for s, d in pairs.rule(sweep)["pairs"] if g["depth"] in (s, d)}
 
 
-def split_pointer(sweep: str = RULE_SWEEP) -> str:
+def split_pointer(sweep: str | None = None) -> str:
     """The shortest form of :func:`split_caveat`, for chapters that point back to the experiments
     chapter rather than repeat it: which points rest on seeds that split ('' when none)."""
+    sweep = sweep or lead()
     groups = [g for g in seed_groups(sweep) if g["split"]]
     if not groups:
         return ""
