@@ -96,14 +96,37 @@ def test_figure2_transitions_row_counts_only_the_rules_crossings(readings):
     full = any(c == len(readings[name]) and c for name, c in crossed.items())
     expected = "agrees" if full else "partly" if sum(crossed.values()) else "not reproduced"
     assert row["agreement"] == expected
-    # a sweep whose seeds disagree, or whose sign turns back, is never counted as a crossing
+    # a sweep whose seeds disagree, or whose sign turns back, is never counted as a crossing: the
+    # cell says how many sweeps it read when none crosses, and names each that does
+    if not any(crossed.values()):
+        assert f"No pair of the {pv.words(len(readings))} stored sweeps crosses by the declared rule" in row["book"]
     for name, c in crossed.items():
-        label = pv.NAMES[name]
-        if name == "cpu-pairs" and not any(readings[name].values()):
-            assert f"{label} ({len(readings[name])} pairs, no size complete)" in row["book"]
-        elif c == 0:
-            assert f"{label} ({len(readings[name])} pairs" in row["book"]
+        assert (f"in {pv.NAMES[name]}, " in row["book"]) == bool(c), name
     assert "none of the" not in row["book"] and ": none" not in row["book"]
+    assert len(row["book"].split()) <= 45 and "{figref}`fig-pairs`" in row["book"]
+
+
+def test_the_transitions_row_gives_the_largest_worse_point_inside_the_authors_range(readings):
+    """Where no pair of the declared sweep crosses, the cell quotes the largest size inside a
+    pair's range from the authors' fit (depth L optimal at 12 L exp(2a + 2bL)) at which the deeper
+    network is resolved worse, with its mean gap: recomputed here from the stored runs."""
+    if any(_crosses(pts) for pts in readings["cpu-pairs"].values()):
+        pytest.skip("a pair of the declared sweep crosses")
+    a, b = 5.039, 0.0555
+    best = None
+    for (s, d), pts in readings["cpu-pairs"].items():
+        lo, hi = (12 * L * math.exp(2 * a + 2 * b * L) for L in (s, d))
+        for budget, n, mean, low, high in pts:
+            if lo <= budget <= hi and low > 0 and (best is None or budget > best[1]):
+                best = ((s, d), budget, mean, low, high)
+    row = claims.transitions_row()
+    if best is None:
+        assert "where the authors' fit expects" not in row["book"]
+        return
+    (s, d), budget, mean, low, high = best
+    said = (f"{s} vs {d}'s deeper network is still worse at {fmt.count(budget)}, {mean:+.3f} nats "
+            f"(95% interval {low:+.3f} to {high:+.3f})").replace("-", "\N{MINUS SIGN}")
+    assert said in row["book"]
 
 
 def test_the_gpu_pilots_6_vs_12_is_no_crossing_by_the_rule(readings):
@@ -164,14 +187,30 @@ def test_comparable_row_follows_its_rule_from_the_stored_runs(readings):
     assert row["agreement"] == expected
     assert "section 5" in row["paper"]
     assert row["book"].startswith(pv.NAMES["cpu-pairs"][:1].upper() + pv.NAMES["cpu-pairs"][1:])
-    assert f"{pv.words(len(firsts))} pairs" in row["book"]
-    assert f"of their {pv.words(len(_firsts(readings)) - len(firsts))} pairs" in row["book"]
+    _names_each_pair_with_its_reading(readings, row["book"])
+    assert len(row["book"].split()) <= 45 and "{figref}`fig-pairs`" in row["book"]
+
+
+_SAID = {"worse": "deeper worse", "comparable": "comparable within the target", "better": "deeper better",
+         "not resolved": "not resolved"}
+
+
+def _names_each_pair_with_its_reading(readings, text):
+    """Each pair of the declared sweep is named with its recomputed smallest-size reading and,
+    where that is resolved, its mean gap and interval."""
+    for (s, d), pts in readings["cpu-pairs"].items():
+        reading = _small(pts[0]) if pts else "not resolved"
+        assert f"{s} vs {d} {_SAID[reading]}" in text, (s, d, reading)
+        if reading != "not resolved":
+            _, _, mean, low, high = pts[0]
+            said = f"{mean:+.3f} nats (95% interval {low:+.3f} to {high:+.3f})".replace("-", "\N{MINUS SIGN}")
+            assert f"{s} vs {d} {_SAID[reading]}, {said}" in text
 
 
 def test_worse_row_follows_its_rule_from_the_stored_runs(readings):
     """'Worse' (the authors' summary): a resolved 'worse' supports it, comparable or better counts
-    against it, an unresolved pair neither; the verdict is the declared sweep's, and every pair of
-    every sweep is listed, the earlier sweeps after the words saying they are not counted."""
+    against it, an unresolved pair neither; the verdict is the declared sweep's, and each of its
+    pairs is named with its reading (the other sweeps, not counted, are the experiments chapter's)."""
     firsts = _firsts(readings, "cpu-pairs")
     support = firsts.count("worse")
     against = firsts.count("comparable") + firsts.count("better")
@@ -179,21 +218,11 @@ def test_worse_row_follows_its_rule_from_the_stored_runs(readings):
                 else "differs" if not support else "partly")
     row = claims.worse_row()
     assert row["agreement"] == expected
-    head, rest = row["book"].split("Not counted until it has every size, the rule's second design", 1)
-    second, earlier = rest.split("designed before the rule and not counted", 1)
-    for name, r in readings.items():
-        if name not in ("cpu-pairs", "cpu-pairs-untied"):
-            continue  # the earlier sweeps are counted below, not listed
-        for (s, d), pts in r.items():
-            label = pv.NAMES[name]
-            part = {"cpu-pairs": head, "cpu-pairs-untied": second}[name].lower()
-            assert f"{s} vs {d}" in part.split(label.lower(), 1)[1].split(". ")[0]
-    old = [x for name in readings if name not in ("cpu-pairs", "cpu-pairs-untied") for x in _firsts(readings, name)]
-    assert f"of their {pv.words(len(old))} pairs, " in earlier
-    said = {"worse": "deeper worse", "comparable": "comparable within the target", "better": "deeper better",
-            "not resolved": "not resolved"}
-    for k, words in said.items():
-        assert (f"{words} in {pv.words(old.count(k))}" in earlier) == (old.count(k) > 0), k
+    _names_each_pair_with_its_reading(readings, row["book"])
+    for name in readings:
+        if name != "cpu-pairs":
+            assert pv.NAMES[name] not in row["book"], name  # not counted, so not said here
+    assert len(row["book"].split()) <= 45 and "{figref}`fig-pairs`" in row["book"]
 
 
 def test_the_two_small_size_claims_are_separate_rows():

@@ -77,7 +77,10 @@ def test_a_split_shape_is_found_from_the_runs_and_its_caveat_is_carried():
     assert caveat not in rest
     assert fmt.count(b) in pv.split_pointer() and "no measure of depth" in pv.split_pointer()
     smallest = min(pv.read(pv.RULE_SWEEP)["budgets"])  # the row reads the smallest size, so its caveat is that size's
-    assert pv.split_caveat(budgets={smallest})[1:] in claims.worse_row()["book"]
+    book = claims.worse_row()["book"]
+    for (s, d, at), depth in pv.split_at().items():
+        if at == smallest:  # said beside the pair, in a few words
+            assert f"its {depth}-layer seeds split" in book.split(f"{s} vs {d} ", 1)[1].split(";")[0], book
 
 
 def test_a_seed_apart_from_its_shape_is_named_with_the_half_widths_with_and_without_it():

@@ -152,13 +152,14 @@ def claims(data: dict | None = None) -> list[dict]:
     return [
         {"claim": "the embedding's rank limits what width adds to expressivity", "chapter": "vocabulary",
          "paper": f"the abstract's claim {src}",
-         "book": f"exact grid ranks of the analysed network at embedding ranks 1 to 4: {n['vb_same']} at widths "
-                 f"{n['vb_widths']} where each head is at least as wide as the embedding rank; at full rank they rise with width",
+         "book": f"exact grid ranks at embedding ranks 1 to 4: {n['vb_same']} at widths {n['vb_widths']} wherever "
+                 "each head is as wide as the embedding rank; at full rank they rise with width "
+                 "({figref}`fig-vocab-width`)",
          "agreement": "agrees" if flat and rises else "differs"},
         {"claim": "with a small embedding rank only depth still adds expressivity", "chapter": "vocabulary",
          "paper": f"depth gains an added advantage (abstract) {src}",
          "book": f"at embedding rank 1 the rank is {n['vb_r1_ranks']} at depths 1 to {n['vb_r1_top_L']}, $(3^L + 1)/2$ exactly, "
-                 f"at every width; at rank 2: {n['vb_r2_ranks']}",
+                 f"at every width; at rank 2: {n['vb_r2_ranks']} ({{figref}}`fig-vocab-depth`)",
          "agreement": "agrees" if grows and flat else "differs"},
         {"claim": "the optimal depth-to-width ratio is about 10 times larger over images than over language",
          "chapter": "vocabulary", "paper": f"the abstract {src}",
@@ -176,11 +177,11 @@ def derived_bound_table(data: dict | None = None) -> pd.DataFrame:
     where eq. (8) does not apply at width r, L <= log3 r)."""
     data = vocab_sweep.load() if data is None else data
     rows = [{"r": m["embedding_rank"], "L": m["depth"], "V": m["tokens"], "rank": m["rank"], "grid cap": m["grid_cap"],
-             "cap binds": "yes" if m["capped"] else "no", "log3 rank": round(_log3(m["rank"]), 2),
-             "polynomial space at r (log3)": round(m["log3_upper_rank"], 2),
-             "eq. (8) at r (log3)": "\N{EM DASH}" if m["log3_upper_eq8_rank"] is None
+             "cap binds": "yes" if m["capped"] else "no", "log\N{SUBSCRIPT THREE} rank": round(_log3(m["rank"]), 2),
+             "polynomial space at r (log\N{SUBSCRIPT THREE})": round(m["log3_upper_rank"], 2),
+             "eq. (8) at r (log\N{SUBSCRIPT THREE})": "\N{EM DASH}" if m["log3_upper_eq8_rank"] is None
              else f"{m['log3_upper_eq8_rank']:.2f}",
-             "2020 upper at d_x (log3)": round(m["log3_upper_full"], 2)} for m in depth_records(data)]
+             "2020 upper at d\N{LATIN SUBSCRIPT SMALL LETTER X} (log\N{SUBSCRIPT THREE})": round(m["log3_upper_full"], 2)} for m in depth_records(data)]
     return pd.DataFrame(rows).set_index(["r", "L"])
 
 
@@ -321,6 +322,8 @@ def trained_numbers(reading: dict | None = None) -> dict:
         out[f"vt_zero_{label}"] = TRAINED_ZERO[x["reading"]]
     late = rest["differences"][primary]
     out["vt_margin"] = trained_margin(d["interval"], verdict)
+    out["vt_firmness"] = trained_firmness(t)
+    out |= {f"vt_log3_{r}": f"{_log3(r):.1f}" for r in rule["small_ranks"]}
     rates = {label: [(g["depth"], g["lr"]) for g in every["ranks"][label]["shapes"]] for label in (primary, "full")}
     (shallow, a), (deep, b) = sorted(rates[primary])
     (_, c), (_, e) = sorted(rates["full"])
@@ -447,6 +450,39 @@ def trained_margin(iv: dict, verdict: str) -> str:
             "margin.")
 
 
+def _narrow(t: dict) -> bool:
+    """Whether the trained verdict is a narrow one: it decides (supported or against) and either its
+    interval ends near zero (:func:`trained_margin`) or the seeds that did not choose the rates, alone,
+    read otherwise."""
+    every, rest = t["all"], t["later"]
+    d = every["differences"][str(t["rule"]["primary_rank"])]
+    return every["verdict"] != vt.UNDECIDED and bool(
+        trained_margin(d["interval"], every["verdict"]) or rest["verdict"] != every["verdict"])
+
+
+def trained_firmness(reading: dict | None = None) -> str:
+    """How firm the trained verdict is, in one sentence, the one place the chapter says it: how near
+    zero the deciding interval ends when that is narrow (:func:`trained_margin`), and the difference
+    on the seeds that did not choose the rates alone, with what it leaves of the verdict."""
+    t = trained_reading() if reading is None else reading
+    rule, every, rest = t["rule"], t["all"], t["later"]
+    primary = str(rule["primary_rank"])
+    iv = every["differences"][primary]["interval"]
+    late = rest["differences"][primary]["interval"]
+    diff = f"the difference at rank {primary} is {_interval_text(iv, rule['level'])}"
+    later = (f"on seeds {_spread(t['later_seeds'])} alone, which did not choose the learning rates, it is "
+             f"{_interval_text(late, rule['level'])}, which "
+             + ("gives the same verdict" if rest["verdict"] == every["verdict"] else
+                "leaves the prediction undecided" if rest["verdict"] == vt.UNDECIDED else
+                f"reads {rest['verdict']}"))
+    if trained_margin(iv, every["verdict"]):
+        end, near, side = (("lower", iv["low"], "above") if every["verdict"] == vt.AGAINST else
+                           ("upper", -iv["high"], "below"))
+        return (f"The margin is narrow: {diff}, whose {end} end lies only {near:.3f} nats {side} zero, and "
+                f"{later}.")
+    return f"{fmt.capitalised(diff)}; {later}."
+
+
 #: the trained pair's verdict in the few words of the chapter's takeaway (its lead says it in full)
 TRAINED_SHORT = {vt.SUPPORTED: "shows that advantage in held-out loss",
                  vt.AGAINST: "does not show it in held-out loss",
@@ -454,23 +490,23 @@ TRAINED_SHORT = {vt.SUPPORTED: "shows that advantage in held-out loss",
 
 
 def trained_takeaway(reading: dict | None = None) -> str:
-    """One sentence for the chapter's opening and its takeaway: the trained comparison's verdict, its
-    margin and the reading on the seeds that did not choose the rates."""
+    """One sentence for the chapter's opening: the trained comparison's verdict, and "though narrowly"
+    when it is a narrow one (:func:`trained_firmness`, in the trained section, says how narrow, once),
+    else what the seeds that did not choose the rates give alone."""
     t = trained_reading() if reading is None else reading
     rule, every, rest = t["rule"], t["all"], t["later"]
     primary = rule["primary_rank"]
-    d = every["differences"][str(primary)]
     said = {vt.SUPPORTED: f"an embedding of rank {primary} gave the deeper network an added advantage, as predicted",
             vt.AGAINST: f"an embedding of rank {primary} did not give the deeper network an added advantage: the "
                         "result goes against the prediction",
             vt.UNDECIDED: f"the runs neither bear out nor contradict an added advantage for the deeper network at "
                           f"embedding rank {primary}"}[every["verdict"]]
-    narrow = ", by a narrow margin" if every["verdict"] != vt.UNDECIDED and trained_margin(d["interval"], every["verdict"]) else ""
     later = ("the same on the seeds that did not choose the learning rates" if rest["verdict"] == every["verdict"]
              else f"{rest['verdict']} on the seeds that did not choose the learning rates")
+    tail = ", though narrowly." if _narrow(t) else f" ({later})."
     shallow, deep = rule["pair"]
     return (f"In one trained pair ({shallow} against {deep} layers, about {fmt.count(rule['target_budget'])} "
-            f"non-embedding parameters), {said}{narrow} ({later}).")
+            f"non-embedding parameters), {said}{tail}")
 
 
 def trained_caption(reading: dict | None = None) -> str:
@@ -488,17 +524,9 @@ def trained_caption(reading: dict | None = None) -> str:
                       f"difference at rank {primary} contains zero, so the runs neither bear out the prediction "
                       "nor contradict it.",
     }[every["verdict"]]
-    if every["verdict"] != vt.UNDECIDED:  # how firm the verdict is, in a clause; the prose gives the numbers
-        iv = d["interval"]
-        near = min(abs(iv["low"]), abs(iv["high"]))
-        later = t["later"]["verdict"]
-        bits = ([f"its end nearest zero lies {near:.3f} nats from it"] if trained_margin(iv, every["verdict"]) else [])
-        if later != every["verdict"]:
-            seeds = t["later_seeds"]
-            bits.append(f"on seeds {seeds[0]} to {seeds[-1]} alone, which did not choose the rates, it "
-                        + ("contains zero" if later == vt.UNDECIDED else "lies on the other side"))
-        if bits:
-            conclude = conclude[:-1] + "; " + ", and ".join(bits) + ", so the verdict is a narrow one."
+    if _narrow(t):  # how narrow, in words; the prose gives the numbers, once
+        head, rest = conclude.split(": ", 1)
+        conclude = f"{head}, though narrowly: {rest}"
     return (f"{conclude} Above: at each embedding rank, the held-out loss of the {deep}-layer network minus "
             f"that of the {shallow}-layer one, both of about {fmt.count(rule['target_budget'])} non-embedding "
             f"parameters, seed by seed: the mean over {d['interval']['n']} "
@@ -538,20 +566,22 @@ def trained_claim(reading: dict | None = None) -> dict:
     return {"claim": "a small embedding rank gives the deeper network of a trained pair an added advantage",
             "chapter": "vocabulary", "paper": f"depth gains an added advantage (abstract), read for trained "
                                               f"networks {src}",
-            "book": f"{n['vt_depths']} layers at {n['vt_budget']}: gap at embedding rank {n['vt_primary_r']} minus gap at full "
-                    f"rank {n['vt_diff_' + str(n['vt_primary_r'])]}, over {n['vt_seeds']} seeds: {verdict}"
-                    + _claim_caveats(t, n),
+            "book": f"{verdict}, by the declared rule: {n['vt_depths']} layers at {n['vt_budget']}, gap at rank "
+                    f"{n['vt_primary_r']} minus at full rank {n['vt_diff_' + str(n['vt_primary_r'])]}"
+                    + _claim_caveats(t, n) + " ({figref}`fig-vocab-trained`)",
             "agreement": TRAINED_CLAIM_VERDICTS[verdict]}
 
 
 def _claim_caveats(t: dict, n: dict) -> str:
-    """What qualifies the trained verdict in the claims row: how near zero its interval ends, when
-    the chapter calls the margin narrow, and the verdict on the seeds that did not choose the rates
-    when it differs."""
+    """What qualifies the trained verdict in the claims row, in plain words: how near zero its
+    interval ends, when the chapter calls the margin narrow, and what the seeds that did not choose
+    the rates give alone when it differs."""
     iv = t["all"]["differences"][str(n["vt_primary_r"])]["interval"]
     out = []
     if n.get("vt_margin"):  # the verdict rests on a narrow margin (trained_margin)
-        out.append(f"the interval ends {min(abs(iv['low']), abs(iv['high'])):.3f} nats from zero")
-    if t["later"]["verdict"] != t["all"]["verdict"]:
-        out.append(f"{t['later']['verdict']} on seeds {n['vt_later_seeds']} alone")
-    return f" ({'; '.join(out)})" if out else ""
+        out.append(f"{min(abs(iv['low']), abs(iv['high'])):.3f} nats clear of zero")
+    later = t["later"]["verdict"]
+    if later != t["all"]["verdict"]:
+        out.append(f"seeds {n['vt_later_seeds']} alone "
+                   + ("leave it undecided" if later == vt.UNDECIDED else f"read it {later}"))
+    return (", " + "; ".join(out)) if out else ""

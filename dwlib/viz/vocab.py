@@ -6,6 +6,8 @@ pair 2 vs 4 layers at three input-embedding ranks (:func:`trained_chart`, from
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -100,6 +102,21 @@ def _interval_rows(items, what: str) -> list[dict]:
     return rows
 
 
+def signed_ticks(low: float, high: float, count: int = 5) -> dict:
+    """An axis's tick values over [low, high], about ``count`` of them at 1, 2 or 5 times a power of
+    ten (the step Vega itself would take), and a label expression that writes each with its sign
+    and as many decimals as the step needs: "+0.02", "−0.02" (a true minus sign, Vega's own), and
+    zero as "0", never "+0.00"."""
+    raw = (high - low) / count
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = power * (10 if raw / power >= math.sqrt(50) else 5 if raw / power >= math.sqrt(10) else
+                    2 if raw / power >= math.sqrt(2) else 1)
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    values = [round(k * step, decimals) for k in range(math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9) + 1)]
+    return {"values": [v if v else 0.0 for v in values],
+            "labelExpr": f"datum.value == 0 ? '0' : format(datum.value, '+.{decimals}f')"}
+
+
 def _interval_panel(df: pd.DataFrame, field: str, labels: dict, order, xscale, xtitle: str, ytitle,
                     width: int, height: int):
     """Points and paired intervals, one row per rank, coloured and shaped by the side of zero."""
@@ -113,7 +130,7 @@ def _interval_panel(df: pd.DataFrame, field: str, labels: dict, order, xscale, x
     # the same room for the rank names in both panels, so that their axes (one scale) line up
     y = alt.Y("rank:N", sort=list(order), title=ytitle,
               axis=alt.Axis(minExtent=RANK_LABEL_ROOM, maxExtent=RANK_LABEL_ROOM))
-    x = alt.X("mean:Q", scale=xscale, title=xtitle, axis=alt.Axis(tickCount=5, format="+.2f"))
+    x = alt.X("mean:Q", scale=xscale, title=xtitle, axis=alt.Axis(**signed_ticks(*xscale.domain)))
     tips = ["rank:N", alt.Tooltip("mean:Q", format="+.4f"), alt.Tooltip("low:Q", format="+.4f"),
             alt.Tooltip("high:Q", format="+.4f"), "seeds:Q", f"{field}:N"]
     base = alt.Chart(df.assign(**{field: df[field].map(labels)}))
