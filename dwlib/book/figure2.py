@@ -12,6 +12,7 @@ pair at the trained shapes.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pandas as pd
@@ -450,8 +451,14 @@ def hardware_sentence(sweep: str | None = None) -> str:
     by_key = {r.get("key"): r for r in records}
     checked = sorted({f"the {by_key[x['key']]['depth']}-layer network at {fmt.count(by_key[x['key']]['target_budget'])}"
                       for x in runs if x.get("key") and x["key"] in by_key})
-    text += (f" Retrained on {rest[0] if len(rest) == 1 else 'the other machine'}, {pv.words(len(runs))} runs "
-             f"first trained on {main}{f' ({fmt.listed(checked)})' if checked else ''} matched their held-out losses within {worst:.4f} nats, against a "
+    backends = sorted({x["device"]["backend"] for x in runs if x.get("device")})
+    again = (rest[0] if len(rest) == 1 else
+             f"a {backends[0].upper()}" if len(backends) == 1 else "another machine")
+    within = (f"{worst:.4f} nats" if worst >= 1e-4 else f"{fmt.ten_to(math.ceil(math.log10(worst)))} nats"
+              if worst > 0 else "every digit stored")
+    text += (f" Retrained on {again}, {pv.words(len(runs))} runs "
+             f"first trained on {main}{f' ({fmt.listed(checked)})' if checked else ''} matched their held-out losses "
+             f"within {within}, against a "
              f"median spread of {_seed_std(sweep):.3f} nats between seeds of one shape: there the machine moves a "
              "result far less than the seed does.")
     if not mixed:
@@ -463,7 +470,7 @@ def hardware_sentence(sweep: str | None = None) -> str:
     if not ends:
         return text
     close = min(ends)
-    return text + (f" At {pv._sizes(mixed)}, where some gaps pair runs from the two machines, the interval end "
+    return text + (f" At {pv._sizes(mixed)}, where some gaps pair runs from two machines, the interval end "
                    f"nearest zero lies {close:.3f} nats from it: " + (
                        "a difference of that size in both runs of a gap would move no verdict there, if other "
                        "shapes match as closely; no run of those shapes was trained on both."
@@ -552,7 +559,9 @@ def numbers() -> dict:
         "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(pv.lead()),
         "fx_result": result_sentence(r), "fx_result_head": result_sentence(r, "head"),
         "fx_result_detail": result_sentence(r, "detail"), "fx_split": pv.split_sentence(pv.lead()),
-        "fx_retrained": pv.retrained_sentence(pv.lead()), "fx_versions": versions_sentence(), "fx_lone": pv.lone_seed_sentence(pv.lead()),
+        "fx_retrained": pv.retrained_sentence(pv.lead()), "fx_second_hardware": second_provenance(),
+        "fx_second_versions": second_provenance("versions"),
+        "fx_versions": versions_sentence(), "fx_lone": pv.lone_seed_sentence(pv.lead()),
         "fx_spread_terms": pv.spread_terms(pv.lead()), "fx_second_design": second_design_sentence(),
         "fx_second": second_sentence(), "fx_second_notes": second_notes(),
         "fx_pilot": pilot_sentence(r),
@@ -865,6 +874,15 @@ def second_design_sentence() -> str:
             "vocabulary chapter's untied control, whose seeds lay close together. Each is read by the same rule on "
             "its own and never pooled with the other. The rule made the second the chapter's main design once it "
             f"had every seed at as many sizes as the first ({n}); the first design's results follow.")
+
+
+def second_provenance(part: str = "hardware") -> str:
+    """Where the other design's runs trained (``part="hardware"``, :func:`hardware_sentence`) or
+    from which versions of the code (``"versions"``, :func:`versions_sentence`); '' while none is
+    published."""
+    if not second_reading():
+        return ""
+    return {"hardware": hardware_sentence, "versions": versions_sentence}[part](pv.second())
 
 
 def second_sentence(u: dict | None | bool = None, later: dict | None = None, seeds=()) -> str:
