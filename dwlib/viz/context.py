@@ -34,6 +34,8 @@ def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
     static book. Residuals at or below ``floor`` (exact zeros) are not drawn."""
     df = pd.DataFrame(rows)
     df = df[df["residual"] > floor]
+    # the distance as a reader writes it in the tooltip (2.3 × 10⁻⁵, not 2.3e-5)
+    df = df.assign(distance=[fmt.power_of_ten(math.log10(v), 2, superscript=True) for v in df["residual"]])
     widths, heads_ = sorted(df["width"].unique()), sorted(df["heads"].unique())
     require(width in widths and heads in heads_, f"(width, heads) = ({width}, {heads}) is not in the grid")
     lw = slider("log2_width", math.log2(widths[0]), math.log2(widths[-1]), 1, math.log2(width), label="log₂ width")
@@ -50,7 +52,9 @@ def collapse_chart(rows, width: int = 64, heads: int = 4, floor: float = 1e-17):
                       scale=alt.Scale(domain=list(VARIANTS), range=[VARIANT_STYLE[v][0] for v in VARIANTS]))
     shape = alt.Shape("variant:N", title=None, legend=legend,
                       scale=alt.Scale(domain=list(VARIANTS), range=[VARIANT_STYLE[v][1] for v in VARIANTS]))
-    tooltip = ["variant:N", "layer:Q", alt.Tooltip("residual:Q", format=".2e"), "width:Q", "heads:Q"]
+    tooltip = [alt.Tooltip("variant:N", title="variant"), alt.Tooltip("layer:Q", title="layer l"),
+               alt.Tooltip("distance:N", title="distance from rank one"), alt.Tooltip("width:Q", title="width"),
+               alt.Tooltip("heads:Q", title="heads")]
     lines = alt.layer(shown.mark_line().encode(x=x, y=y, color=color, detail="variant:N"),
                       shown.mark_point(filled=True, size=36, opacity=1).encode(
                           x=x, y=y, color=color, shape=shape, tooltip=tooltip))
