@@ -12,6 +12,9 @@ import pytest
 from dwlib.book import pairs_verdicts as pv
 from dwlib.experiments import pairs
 
+#: the declared rule, as the readings of the book carry it
+RULE = pairs.rule(pv.RULE_SWEEP)
+
 BULLETIN = ("under way", "so far", "as its budgets complete", "yet")
 
 
@@ -30,7 +33,7 @@ def _pair(shallow, deep, pts):
 
 
 def _reading(prs, within=0):
-    rule = {"half_width_target": 0.03, "half_width_share": 0.75, "level": 0.95}
+    rule = {k: RULE[k] for k in ("half_width_target", "half_width_share", "level", "regime_1")}
     rows = [x for p in prs for x in p["points"]]
     return {"rule": rule, "pairs": prs, "budgets": sorted({x["target_budget"] for x in rows}),
             "power": pairs.power(rows, 0.03)}

@@ -258,8 +258,7 @@ def regime_summary(reading: dict) -> str:
     parts = []
     if no_better:
         who = "both pairs" if len(no_better) == 2 == len(prs) else fmt.listed([name[id(p)] for p in no_better])
-        clause = (reading["rule"].get("regime_1") or "the deeper network is no better at a budget when its interval "
-                  "does not lie entirely below zero").split(". ")[0].rstrip(".")
+        clause = reading["rule"]["regime_1"].split(". ")[0].rstrip(".")
         parts.append(f"The rule's regime 1 (\"{clause[:1].lower() + clause[1:]}\") holds for {who}"
                      + (" at every size" if not better else "") + ", but that label joins two different findings")
     if worse:
