@@ -14,7 +14,8 @@ GPU = {"backend": "gpu", "device_kind": "NVIDIA H200", "devices": 1, "processes"
 
 
 def _runs(*rows):
-    return [{"hardware": hw, "target_budget": b, "config": {"dtype": "float32"}} for hw, b in rows]
+    return [{"hardware": hw, "target_budget": b, "config": {"dtype": "float32"}, "key": f"k{i}", "depth": depth,
+             "seed": seed, "chosen": True} for i, (hw, b, depth, seed) in enumerate(rows)]
 
 
 def test_one_machine_is_named_from_the_records():
@@ -28,17 +29,26 @@ def test_one_machine_is_named_from_the_records():
 
 
 def test_runs_split_between_machines_are_counted_per_size_with_the_parity_check(monkeypatch):
-    runs = _runs((CPU, 1e5), (CPU, 1e5), (CPU, 1.6e6), (GPU, 1.6e6), (GPU, 1.6e6))
+    # at 1.6M seed 0 pairs a CPU run with a GPU run, seed 1 two GPU runs: some gaps mix machines
+    runs = _runs((CPU, 1e5, 2, 0), (CPU, 1e5, 4, 0), (CPU, 1.6e6, 2, 0), (GPU, 1.6e6, 4, 0), (GPU, 1.6e6, 2, 1),
+                 (GPU, 1.6e6, 4, 1))
     monkeypatch.setattr(figure2, "stored_results", lambda name: runs)
     parity = {"runs": [{}] * 6, "largest_abs_diff": {"eval_loss": 0.00031}}
     monkeypatch.setattr(figure2, "packaged_json", lambda *parts: parity)
     monkeypatch.setattr(figure2, "_seed_std", lambda name: 0.0512)
     text = figure2.hardware_sentence()
-    assert text.startswith("The CPU doubling-pairs sweep trains in float32, 3 of its runs on a 2-core CPU and "
-                           "2 on one NVIDIA H200 (2 of the 3 runs at 1.6M).")
-    assert "six runs first trained on a 2-core CPU matched their held-out losses within 0.0003 nats" in text
+    assert text.startswith("The CPU doubling-pairs sweep trains in float32: 3 of its runs on a 2-core CPU and "
+                           "3 on one NVIDIA H200 (3 of the 4 runs at 1.6M).")
+    assert "six runs first trained on a 2-core CPU matched their held-out losses within 0.00031 nats" in text
     assert "a median spread of 0.051 nats" in text
-    assert "At 1.6M, where some gaps pair runs from the two machines" in text  # the one size with both
+    assert "At 1.6M, where some gaps pair runs from two machines" in text  # the one size with both
+    assert "a machine difference of 0.00031 nats in each run moves a gap by at most 0.00062" in text
+    # every gap of a size mixing machines is said as every gap
+    runs[:] = runs[:4]
+    assert "At 1.6M, where every gap pairs runs from two machines" in figure2.hardware_sentence()
+    # a device's name without its memory
+    assert figure2._machine({"backend": "gpu", "device_kind": "NVIDIA H100 80GB HBM3", "devices": 1}) == \
+        "one NVIDIA H100"
 
     def missing(*parts):
         raise FileNotFoundError(parts)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -410,17 +411,54 @@ def widths_below(sweep: str | None = None, limit: int = 200) -> tuple[int, int]:
 
 
 def _machine(hw: dict) -> str:
-    """'a 2-core CPU', 'one NVIDIA H200'."""
+    """'a 2-core CPU', 'one NVIDIA H200' (a device's name without its memory: 'NVIDIA H100 80GB
+    HBM3' is 'NVIDIA H100')."""
     if hw.get("backend") == "cpu":
         return f"a {hw.get('cpu_count') or hw.get('devices')}-core CPU"
     n = hw.get("devices", 1)
-    return f"{pv.words(n) if n > 1 else 'one'} {hw.get('device_kind') or hw.get('backend', '').upper()}"
+    kind = re.sub(r"\s+\d+\s*GB\b.*$", "", hw.get("device_kind") or hw.get("backend", "").upper())
+    return f"{pv.words(n) if n > 1 else 'one'} {kind}"
+
+
+def _nats(x: float) -> str:
+    """A small difference in nats: '0.00027' (two significant digits), or its order of magnitude
+    below 10⁻⁴ ('10⁻⁵')."""
+    if x >= 1e-4:
+        return f"{x:.2g}" if x < 0.01 else f"{x:.3f}"
+    return fmt.ten_to(math.ceil(math.log10(x))) if x > 0 else "0"
+
+
+def _which_runs(runs: list[dict], by_key: dict) -> str:
+    """The runs of a parity check by shape, seeds and rates: 'seeds 0 and 1 of the 2-layer network
+    at 100K at the rates 0.001, 0.002 and 0.004'."""
+    shapes: dict[tuple, dict] = {}
+    for x in runs:
+        r = by_key.get(x.get("key"))
+        if r is not None:
+            g = shapes.setdefault((r["depth"], r["target_budget"]), {"seeds": set(), "lrs": set()})
+            g["seeds"].add(r["seed"])
+            g["lrs"].add(r["lr"])
+    out = []
+    for (depth, b), g in sorted(shapes.items()):
+        seeds = sorted(g["seeds"])
+        lrs = sorted(g["lrs"])
+        out.append(f"{'seed' if len(seeds) == 1 else 'seeds'} {fmt.listed([str(x) for x in seeds])} of the "
+                   f"{depth}-layer network at {fmt.count(b)}"
+                   + (f" at the rates {fmt.listed([f'{x:g}' for x in lrs])}" if len(lrs) > 1 else f" at {lrs[0]:g}"))
+    return "; ".join(out)
 
 
 def hardware_sentence(sweep: str | None = None) -> str:
+    """:func:`hardware_parts` in one paragraph."""
+    return " ".join(x for x in hardware_parts(sweep) if x)
+
+
+def hardware_parts(sweep: str | None = None) -> tuple[str, str]:
     """Where the stored runs trained, and, when some trained elsewhere than the rest, how closely
-    runs trained again on the other machine match their stored losses (the sweep's parity file:
-    benchmarks/device_parity.py), set against the spread between seeds of one shape."""
+    runs trained again on another machine match their stored losses (the sweep's parity file:
+    benchmarks/device_parity.py), set against the spread between seeds of one shape; then, apart,
+    what a difference of that size could do to the gaps that pair runs from two machines ('' when
+    none does)."""
     sweep = sweep or pv.lead()
     records = stored_results(sweep)
     by_machine: dict[str, list[dict]] = {}
@@ -429,54 +467,59 @@ def hardware_sentence(sweep: str | None = None) -> str:
     dtypes = sorted({r["config"].get("dtype", "float32") for r in records})
     name = pv.NAMES.get(sweep, sweep)
     if len(by_machine) == 1:
-        return f"{fmt.capitalised(name)} trains on {next(iter(by_machine))} in {' and '.join(dtypes)}."
+        return f"{fmt.capitalised(name)} trains on {next(iter(by_machine))} in {' and '.join(dtypes)}.", ""
     main, *rest = sorted(by_machine, key=lambda m: -len(by_machine[m]))
-    parts = []
+    parts = [f"{len(by_machine[main])} of its runs on {main}"]
     for m in rest:
         sizes = sorted({r["target_budget"] for r in by_machine[m]})
         where = "; ".join(
             f"{sum(r['target_budget'] == b for r in by_machine[m])} of the "
             f"{sum(r['target_budget'] == b for r in records)} runs at {fmt.count(b)}" for b in sizes)
         parts.append(f"{len(by_machine[m])} on {m} ({where})")
-    text = (f"{fmt.capitalised(name)} trains in {' and '.join(dtypes)}, {len(by_machine[main])} of its runs on {main} and "
-            f"{'; '.join(parts)}.")
+    text = f"{fmt.capitalised(name)} trains in {' and '.join(dtypes)}: {fmt.listed(parts)}."
     try:
         parity = packaged_json("sweeps", f"{sweep}.parity.json")
     except FileNotFoundError:
-        return text + " No run was trained on both to compare them."
+        return text + " No run was trained on both to compare them.", ""
     worst = parity["largest_abs_diff"]["eval_loss"]
     runs = parity["runs"]
-    mixed = sorted(b for b in {r["target_budget"] for r in records}
-                   if len({_machine(r.get("hardware") or {}) for r in records if r["target_budget"] == b}) > 1)
     by_key = {r.get("key"): r for r in records}
-    checked = sorted({f"the {by_key[x['key']]['depth']}-layer network at {fmt.count(by_key[x['key']]['target_budget'])}"
-                      for x in runs if x.get("key") and x["key"] in by_key})
     backends = sorted({x["device"]["backend"] for x in runs if x.get("device")})
     again = (rest[0] if len(rest) == 1 else
              f"a {backends[0].upper()}" if len(backends) == 1 else "another machine")
-    within = (f"{worst:.4f} nats" if worst >= 1e-4 else f"{fmt.ten_to(math.ceil(math.log10(worst)))} nats"
-              if worst > 0 else "every digit stored")
-    text += (f" Retrained on {again}, {pv.words(len(runs))} runs "
-             f"first trained on {main}{f' ({fmt.listed(checked)})' if checked else ''} matched their held-out losses "
-             f"within {within}, against a "
-             f"median spread of {_seed_std(sweep):.3f} nats between seeds of one shape: there the machine moves a "
+    which = _which_runs(runs, by_key)
+    text += (f" Trained again on {again}, {pv.words(len(runs))} runs first trained on {main}"
+             f"{f' ({which})' if which else ''} matched their held-out losses within {_nats(worst)} nats, against "
+             f"a median spread of {_seed_std(sweep):.3f} nats between seeds of one shape: there the machine moves a "
              "result far less than the seed does.")
-    if not mixed:
-        return text
+    machine = {r.get("key"): _machine(r.get("hardware") or {}) for r in records}
     r = pv.read(sweep)
+    gaps = {}  # each gap of the verdicts: whether its two runs trained on two machines
+    for p in r["pairs"]:
+        for b in r["budgets"]:
+            for rec in records:
+                if rec.get("chosen") and rec["target_budget"] == b and rec["depth"] == p["shallow"]:
+                    deep = [x for x in records if x.get("chosen") and x["target_budget"] == b
+                            and x["depth"] == p["deep"] and x["seed"] == rec["seed"]]
+                    if deep:
+                        gaps.setdefault(b, []).append(machine[rec.get("key")] != machine[deep[0].get("key")])
+    mixed = sorted(b for b, v in gaps.items() if any(v))
+    if not mixed:
+        return text, ""
     ends = [abs(e) for p in r["pairs"] for x in p["points"] if x["target_budget"] in mixed
             and x["half_width"] is not None and x["verdict"] != pairs.UNRESOLVED
             for e in (x["low"], x["high"]) if (e > 0) == (x["mean"] > 0)]
     if not ends:
-        return text
+        return text, ""
     close = min(ends)
-    return text + (f" At {pv._sizes(mixed)}, where some gaps pair runs from two machines, the interval end "
-                   f"nearest zero lies {close:.3f} nats from it: " + (
-                       "a difference of that size in both runs of a gap would move no verdict there, if other "
-                       "shapes match as closely; no run of those shapes was trained on both."
-                       if close > 2 * worst else
-                       "a difference of that size in both runs of a gap could move a verdict there; no run of "
-                       "those shapes was trained on both."))
+    every = all(all(gaps[b]) for b in mixed)
+    return text, (f"At {pv._sizes(mixed)}, where {'every gap pairs' if every else 'some gaps pair'} runs from two "
+                   f"machines, the resolved interval end nearest zero lies {close:.3f} nats from it; a machine "
+                   f"difference of {_nats(worst)} nats in each run moves a gap by at most {_nats(2 * worst)}, "
+                   + ("less than that: it would move no verdict there, if the runs of those shapes differ between "
+                      "machines as little as the runs trained on both, though none of them was trained on both."
+                      if close > 2 * worst else
+                      "enough to move a verdict there; none of the runs of those shapes was trained on both."))
 
 
 def versions_sentence(sweep: str | None = None) -> str:
@@ -496,8 +539,8 @@ def versions_sentence(sweep: str | None = None) -> str:
     total = {b: sum(r["target_budget"] == b for r in records) for b in by}
     where = fmt.listed([("every run" if n == total[b] else f"{n} of the {total[b]} runs") + f" at {fmt.count(b)}"
                         for b, n in sorted(by.items())])
-    return text + (f" Of them, {len(dirty)} ({where}) record changes not yet committed beside their version, so "
-                   "they can be traced only to the version those changes were made on.")
+    return text + (f" Of them, {len(dirty)} ({where}) were trained with edits to the code not yet recorded in its "
+                   "history, so they can be traced only to the version those edits were made on.")
 
 
 def embedding_sentence(r: dict | None = None) -> str:
@@ -559,7 +602,9 @@ def numbers() -> dict:
         "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(pv.lead()),
         "fx_result": result_sentence(r), "fx_result_head": result_sentence(r, "head"),
         "fx_result_detail": result_sentence(r, "detail"), "fx_split": pv.split_sentence(pv.lead()),
-        "fx_retrained": pv.retrained_sentence(pv.lead()), "fx_second_hardware": second_provenance(),
+        "fx_retrained": pv.retrained_sentence(pv.lead(), "split"),
+        "fx_retrained_tail": pv.retrained_sentence(pv.lead(), "tail"), "fx_second_hardware": second_provenance(),
+        "fx_second_gaps": second_provenance("gaps"),
         "fx_second_versions": second_provenance("versions"),
         "fx_versions": versions_sentence(), "fx_lone": pv.lone_seed_sentence(pv.lead()),
         "fx_spread_terms": pv.spread_terms(pv.lead()), "fx_second_design": second_design_sentence(),
@@ -597,7 +642,7 @@ def numbers() -> dict:
         "fx_old_budget": fmt.count(one_two["budget"]),
         "fx_old_n": len(earlier), "fx_old_cross": sum(x["crosses by the rule"] == "yes" for x in earlier),
         "fx_gpu_lead": -min(x["mean"] for x in pv.read_by_rule("gpu-slice")["pairs"][0]["points"]),
-        "fx_runs": len(stored_results(pv.lead())), "fx_hardware": hardware_sentence(),
+        "fx_runs": len(stored_results(pv.lead())), "fx_hardware": hardware_parts()[0], "fx_hardware_gaps": hardware_parts()[1],
         "fx_embedding": embedding_sentence(r), "fx_output": output_clause(),
         "fx_corpus_version": corpora.LINUX_DOC_RECORD["version"],
         "fx_hours": sum(x.get("wall_seconds") or 0 for x in stored_results(pv.lead())) / 3600,
@@ -863,12 +908,13 @@ def second_design_sentence() -> str:
     first, second = pv.DESIGNS
     n = pv.words(len(pv.read(first)["budgets"]))
     if pv.lead() == first:
-        return ("The rule file declares a second design, added before any of its runs: the same sweep with an output "
+        return ("A second design was declared in writing before any of its runs: the same sweep with an output "
                 "layer of its own instead of one tied to the input embedding. Its reasons are the seed split above "
                 "and the vocabulary chapter's untied control, whose seeds lay close together. It is read by the same "
-                "rule on its own and never pooled with the tied design. The rule makes it the chapter's main design "
-                f"once it has every seed at as many sizes as the tied design ({n}); until then the tied design is.")
-    return ("The rule file declares two designs of this sweep. The first tied the output layer to the input embedding; "
+                "rule on its own and never pooled with the tied design. It leads this chapter once it has every seed "
+                f"of every depth at as many sizes as the tied design ({n}).")
+    return ("Two designs of this sweep were declared in writing, each before its runs. The first tied the output "
+            "layer to the input embedding; "
             "at two of its shapes the seeds split at the chosen rate. The second, the design above, was added before "
             "any of its runs: the same sweep with an output layer of its own, prompted by that split and by the "
             "vocabulary chapter's untied control, whose seeds lay close together. Each is read by the same rule on "
@@ -877,12 +923,14 @@ def second_design_sentence() -> str:
 
 
 def second_provenance(part: str = "hardware") -> str:
-    """Where the other design's runs trained (``part="hardware"``, :func:`hardware_sentence`) or
-    from which versions of the code (``"versions"``, :func:`versions_sentence`); '' while none is
-    published."""
+    """Where the other design's runs trained (``part="hardware"``) and what that can do to its gaps
+    (``"gaps"``, :func:`hardware_parts`), or from which versions of the code (``"versions"``,
+    :func:`versions_sentence`); '' while none is published."""
     if not second_reading():
         return ""
-    return {"hardware": hardware_sentence, "versions": versions_sentence}[part](pv.second())
+    if part == "versions":
+        return versions_sentence(pv.second())
+    return hardware_parts(pv.second())[{"hardware": 0, "gaps": 1}[part]]
 
 
 def second_sentence(u: dict | None | bool = None, later: dict | None = None, seeds=()) -> str:
@@ -907,7 +955,9 @@ def second_sentence(u: dict | None | bool = None, later: dict | None = None, see
     text = (f"It has complete results at {pv.count_of(len(done), len(planned), 'size')} "
             f"({pv._sizes(done)}). By the rule, {verdicts}. The table below gives each "
             f"point's gap. The half-width is at most {target:g} nats at {power['within']} of these {power['points']} "
-            "points" + _second_split()
+            "points, " + ("meeting" if power["within"] >= u["rule"]["half_width_share"] * power["points"] else
+                          "short of") + " the rule's target of " + _share_words(u["rule"]["half_width_share"])
+            + _second_split()
             + ("" if len(done) < 2 else
                f"; {'no pair crosses' if not crossed else pv.of(len(crossed), len(u['pairs']), 'pair', 'crosses')}")
             + ".")
@@ -953,6 +1003,11 @@ def _repeats(sweep: str, control: str = "vocab-full") -> str:
             f"again, the held-out losses agree within {worst:.4f} nats), so "
             f"{'that point is' if len(same) == 1 else 'those points are'} no evidence independent of the control "
             "that prompted the untied design.")
+
+
+def _share_words(share: float) -> str:
+    """The rule's share of points, as a reader says it: 0.75 -> 'three quarters'."""
+    return {0.5: "half", 0.75: "three quarters", 0.8: "four fifths", 0.9: "nine tenths"}.get(share, f"{share:.0%}")
 
 
 def _second_split() -> str:

@@ -654,12 +654,13 @@ def split_sentence(sweep: str | None = None) -> str:
     return " ".join(out)
 
 
-def retrained_sentence(sweep: str | None = None) -> str:
+def retrained_sentence(sweep: str | None = None, part: str = "all") -> str:
     """For each shape whose seeds split, whether the split follows the code: when its rate-choosing
     seeds and the others were trained at different commits, what training the others again with
     the code that reproduces the rate-choosing seeds gave (the sweep's stored retraining,
     ``<sweep>.retrained-seeds.json``: benchmarks/device_parity.py --stage 2); '' when no shape
-    splits or none was trained at two commits."""
+    splits or none was trained at two commits. ``part``: "split" (whether the split follows the
+    code), "tail" (how far the runs moved when trained again, '' when little), or "all" (both)."""
     sweep = sweep or lead()
     groups = [g for g in seed_groups(sweep) if g["split"]]
     records = [r for r in stored_results(sweep) if r.get("chosen")]
@@ -709,15 +710,24 @@ def retrained_sentence(sweep: str | None = None) -> str:
     text = head + " Trained again with one version, the shapes give " + "; ".join(out) + "."
     if settled and all(settled) and len(settled) == len(mixed):
         text += " The seeds split as before, so the split does not come from the code."
+    tail = ""
     if moved >= 0.01:
         split_keys = {key[(g["depth"], g["target_budget"], sd)] for g in mixed for sd in [*g["select"], *g["others"]]}
-        rest_moved = [abs(x["eval_loss_live"] - x["eval_loss_stored"]) for x in by_key.values() if x["key"] not in split_keys]
-        text += (f" Trained again, the runs of {'this shape' if len(mixed) == 1 else 'these shapes'} move by up to "
-                 f"{moved:.3f} nats ({most})"
-                 + (f", the {words(len(rest_moved))} other runs trained again by at most {max(rest_moved):.4f}"
-                    if rest_moved else "")
-                 + ": the chosen rate is unstable for these shapes.")
-    return text
+        rest = [x for x in by_key.values() if x["key"] not in split_keys]
+        rest_moved = [abs(x["eval_loss_live"] - x["eval_loss_stored"]) for x in rest]
+        rec = {r["key"]: r for r in stored_results(sweep)}
+        rates = sorted({rec[x["key"]]["lr"] for x in rest if x["key"] in rec})
+        seeds_ = sorted({rec[x["key"]]["seed"] for x in rest if x["key"] in rec})
+        # the other runs, said by what they are when they share a description: the rates not chosen
+        chosen = {g["lr"] for g in mixed}
+        what = (f"the {words(len(rest))} runs trained again at the rates not chosen (seeds "
+                f"{fmt.listed([str(x) for x in seeds_])} at {fmt.listed([f'{x:g}' for x in rates])})"
+                if rates and not chosen & set(rates) else f"the {words(len(rest))} other runs trained again")
+        tail = (f"Trained again, the runs of {'this shape' if len(mixed) == 1 else 'these shapes'} at the chosen "
+                f"rate move by up to {moved:.3f} nats ({most})"
+                + (f", {what} by at most {max(rest_moved):.4f}" if rest_moved else "")
+                + ": at the chosen rate these shapes' runs are sensitive to small changes in the computation.")
+    return {"split": text, "tail": tail, "all": f"{text} {tail}".strip()}[part]
 
 
 def _side(values: list[float], others: list[float]) -> str:
