@@ -33,6 +33,8 @@ def test_a_wider_margin_names_more_and_none_is_said_when_none():
     assert guidelines.borderline_sentence(margin=0.0) == "No verdict lies within 0% of L* of an edge of the near-optimal band."
 
 
-def test_the_notes_cite_the_arxiv_version_by_its_label():
+def test_the_notes_cite_the_arxiv_version_with_the_citation_role():
     assert guidelines.model_note("shape chosen with the Levine et al. (2020) guideline") == \
-        "Shape chosen with the Levine et al. (2020b) guideline."
+        "Shape chosen with the {cite:t}`levine2020interplay` guideline."
+    note = guidelines.model_note("fit d_x = exp(5.039) exp(0.0555 L) at L = 70")
+    assert note.startswith("Fit of eq. {ref}`(G1) <eq-fit>`, a = 5.039 and b = 0.0555,")

@@ -393,3 +393,17 @@ def test_the_rates_note_appears_exactly_when_the_chosen_rates_differ_from_full_r
                 == [(g["depth"], g["lr"]) for g in every["full"]["shapes"]])
         note = vb.trained_numbers(t)["vt_rates_note"]
         assert (note == "") == same, (verdict, note)
+
+
+def test_the_untied_sweeps_outcome_is_one_clause_from_its_points():
+    from dwlib.experiments.presets import get_preset
+
+    def reading(verdicts, budgets):
+        points = [{"verdict": v, "mean": m} for v, m in verdicts]
+        return {"pairs": [{"points": points}], "budgets": budgets}
+    planned = list(get_preset(vb.UNTIED_SWEEP).budgets)
+    assert vb.untied_outcome(reading([], [])) == ""
+    text = vb.untied_outcome(reading([("deeper worse", 0.2), ("deeper worse", 0.05)], planned[:1]))
+    assert text == "finds the deeper network resolved worse at every point of its one complete size, by +0.050 to +0.200 nats"
+    text = vb.untied_outcome(reading([("deeper worse", 0.1), ("not resolved", 0.01)], planned))
+    assert text == "finds the deeper network resolved worse at 1 of its 2 points, by +0.100 nats"

@@ -101,7 +101,7 @@ def models_frame(models: list[dict]) -> pd.DataFrame:
 #: the catalogue notes' shorthand, rewritten for readers (in order): formulas as mathematics,
 #: "~" as "about", code names as words
 _NOTE_WORDS = (
-    (r"fit d_x = exp\(([\d.]+)\) exp\(([\d.]+) L\)", r"fit of eq. (G1), a = \1 and b = \2,"),
+    (r"fit d_x = exp\(([\d.]+)\) exp\(([\d.]+) L\)", r"fit of eq. {ref}`(G1) <eq-fit>`, a = \1 and b = \2,"),
     (r"~\(2/3\)4d", "about (2/3) \N{MULTIPLICATION SIGN} 4d"),
     (r"\b(its|the) ~(?=[\d.]+B\b)", r"\1 roughly "),
     (r"d_ff = 4 d", "a feed-forward width of 4d"),
@@ -117,20 +117,20 @@ _NOTE_WORDS = (
 )
 
 
-#: the catalogue notes' citations of the paper, in the bibliography's label of the version they
+#: the catalogue notes' citations of the paper, as the book's citation role for the version they
 #: mean: the guideline (the fit of the optimal width) is given in the arXiv version
 _NOTE_CITATIONS = ((r"Levine et al\. \(2020\)", "levine2020interplay"),)
 
 
 def model_note(note: str) -> str:
     """A catalogue note in a reader's words: no code names, its few formulas in plain text (the notes
-    are a Markdown output, which the PDF prints without typesetting TeX), and its citations with
-    the bibliography's labels ("Levine et al. (2020b)")."""
+    are a Markdown output, which the PDF prints without typesetting TeX), the guideline's fit linked
+    to its equation and its citations as the book's citation role (the output is read as MyST)."""
     for pattern, repl in _NOTE_WORDS:
         note = re.sub(pattern, repl, note)
     for pattern, key in _NOTE_CITATIONS:
-        who, year = author_year(key).rsplit(", ", 1)
-        note = re.sub(pattern, f"{who} ({year})", note)
+        author_year(key)  # a key the bibliography lacks is an error here, not a broken link
+        note = re.sub(pattern, f"{{cite:t}}`{key}`", note)
     return note[:1].upper() + note[1:] + ("" if note.endswith(".") else ".")
 
 

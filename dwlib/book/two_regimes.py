@@ -113,7 +113,8 @@ def numbers() -> dict:
         # the Takeaway's reading of the placement (the chapter's text gives the count)
         "tr_takeaway_models": (
             "For every published model placed here, then, the bounds say depth and width trade evenly: depth's "
-            "double-exponential advantage belongs to layers below the threshold, which none of them is."
+            "double-exponential advantage holds only for networks shallower than the threshold, and none "
+            "of these models is that shallow."
             if (placed["regime"] == "depth-inefficient").all() else
             "For most published models placed here the bounds say depth and width trade evenly; depth's "
             "double-exponential advantage belongs to layers below the threshold."),

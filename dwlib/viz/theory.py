@@ -33,6 +33,19 @@ def corollary1_width_chart(rows: list[dict], width: int, heads: int, depth: int,
         subtitle="dashed: the deep network's own width"))
 
 
+_HEIGHT = 240  # the plot's height in pixels: the bars' value labels are placed in pixels
+_LABEL_GAP, _LABEL_HEIGHT = 3, 14  # a label's gap above its anchor, and its text's height
+
+
+def _label_y(bar: float, lines: list[float], units_per_px: float) -> float:
+    """Where a bar's value label is anchored (its text's bottom, less a gap): the bar's top, or,
+    where a dashed line at ``lines`` would cross or touch the label there, just above that line."""
+    y, room = bar, (2 * _LABEL_GAP + _LABEL_HEIGHT) * units_per_px
+    while crossed := [r for r in lines if y < r <= y + room]:
+        y = max(crossed) + units_per_px  # a pixel above the line, then the label's own gap
+    return y
+
+
 def threshold_width_chart(rows: list[dict], references: list[dict]):
     """``rows``: per depth, ``depth`` (text), ``log10 width`` and its label ``width``;
     ``references``: ``y`` (log10 width) and ``what``, drawn as dashed lines."""
@@ -40,9 +53,10 @@ def threshold_width_chart(rows: list[dict], references: list[dict]):
     order = list(df["depth"])
     # room above the tallest bar for its value label, clear of the title's last line at any width
     top = float(df["log10 width"].max()) * 1.15
+    y_title = "log₁₀ of the width (threshold above the depth)"
     base = alt.Chart(df).encode(x=alt.X("depth:N", sort=order, title="depth L (the curves of the paper's Figure 1)",
                                         axis=alt.Axis(labelAngle=0)),
-                                y=alt.Y("log10 width:Q", title="log₁₀ of the width (threshold above the depth)",
+                                y=alt.Y("log10 width:Q", title=y_title,
                                         scale=alt.Scale(domain=[0, top])))
     refs = pd.DataFrame(references)
     # the dashed lines are named in the subtitle, top to bottom, not beside them: a name drawn in
@@ -50,8 +64,13 @@ def threshold_width_chart(rows: list[dict], references: list[dict]):
     rule = alt.Chart(refs).mark_rule(strokeDash=[4, 3], color=REFERENCE).encode(
         y="y:Q", tooltip=alt.Tooltip("what:N", title="reference line"))
     named = [r["what"] for r in sorted(references, key=lambda r: -r["y"])]
-    return alt.layer(base.mark_bar(color=BAR, size=30), base.mark_text(dy=-8, fontSize=11).encode(text="width:N"),
-                     rule).properties(width=320, height=240, title=alt.Title(
+    # a bar's value label sits on its bar, or just above the dashed line it would otherwise meet
+    df["label y"] = [_label_y(y, [r["y"] for r in references], top / _HEIGHT) for y in df["log10 width"]]
+    labels = alt.Chart(df).mark_text(baseline="bottom", dy=-_LABEL_GAP, fontSize=11).encode(
+        x=alt.X("depth:N", sort=order), y=alt.Y("label y:Q", title=y_title,
+                                                  scale=alt.Scale(domain=[0, top])), text="width:N")
+    return alt.layer(base.mark_bar(color=BAR, size=30), labels,
+                     rule).properties(width=320, height=_HEIGHT, title=alt.Title(
                          ["Width at which each depth lies", "wholly below its threshold"],
                          subtitle=["width above 3 to the depth: Theorem 1's regime", "dashed lines, top to bottom:", *named]))
 
