@@ -76,7 +76,7 @@ def test_the_label_check_fails_on_two_works_with_one_label():
 
 #: entries for which no public address or identifier is known to the book: each says so in its note
 #: or is a classic cited by its journal; any other entry must carry a link
-NO_KNOWN_LINK = {"beylkin2002numerical", "lieber2021jurassic", "levine2020summary", "alfano2024sotu",
+NO_KNOWN_LINK = {"beylkin2002numerical", "lieber2021jurassic", "levine2020summary",
                  "survey2024deep", "etessami2000until"}
 
 
