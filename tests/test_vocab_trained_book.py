@@ -209,10 +209,9 @@ def test_the_values_come_from_the_runs():
     assert vb.trained_numbers(vb.trained_reading(shifted))["vt_rates_8"] == "0.004 (2 layers) and 0.002 (4 layers)"
 
 
-def test_seeds_2_to_5_are_read_apart_from_the_rate_choosing_seeds():
-    """Differences of gaps that put r = 8 below zero over six seeds but not over seeds 2 to 5 alone
-    (the full and r = 32 runs have no gap at all)."""
-    diffs = {0: -0.05, 1: -0.05, 2: -0.05, 3: -0.05, 4: 0.01, 5: -0.09}
+def _rank_8_differs(diffs: dict) -> dict:
+    """Records at every rank in which only rank 8 gives the 4-layer network a gap (``diffs``, by
+    seed) over the 2-layer one; the full and rank-32 runs have none."""
     by_rank = {}
     for label in ("8", "32", "full"):
         losses = {}
@@ -220,7 +219,14 @@ def test_seeds_2_to_5_are_read_apart_from_the_rate_choosing_seeds():
             losses[(2, s)] = 4.0 + 0.01 * s
             losses[(4, s)] = losses[(2, s)] + (x if label == "8" else 0.0)
         by_rank[label] = records(label, losses)
-    n = vb.trained_numbers(vb.trained_reading(with_tokens(by_rank)))
+    return by_rank
+
+
+def test_seeds_2_to_5_are_read_apart_from_the_rate_choosing_seeds():
+    """Differences of gaps that put r = 8 below zero over six seeds but not over seeds 2 to 5 alone
+    (the full and r = 32 runs have no gap at all)."""
+    diffs = {0: -0.05, 1: -0.05, 2: -0.05, 3: -0.05, 4: 0.01, 5: -0.09}
+    n = vb.trained_numbers(vb.trained_reading(with_tokens(_rank_8_differs(diffs))))
     six, four = list(diffs.values()), [diffs[s] for s in (2, 3, 4, 5)]
     assert expected_interval(six)[1] < 0 and expected_interval(four)[0] < 0 < expected_interval(four)[1]
     assert n["vt_verdict"] == vt.SUPPORTED and n["vt_later_verdict"] == vt.UNDECIDED
@@ -364,14 +370,7 @@ def test_a_narrow_verdict_is_said_in_full_once_and_flagged_elsewhere():
     leave undecided: the firmness sentence gives the difference, its interval, how near zero it
     ends and the later seeds' reading; the opening and the caption only say "though narrowly"."""
     diffs = {0: 0.05, 1: 0.06, 2: 0.0, 3: 0.01, 4: 0.09, 5: 0.03}  # interval just above zero
-    by_rank = {}
-    for label in ("8", "32", "full"):
-        losses = {}
-        for s, x in diffs.items():
-            losses[(2, s)] = 4.0 + 0.01 * s
-            losses[(4, s)] = losses[(2, s)] + (x if label == "8" else 0.0)
-        by_rank[label] = records(label, losses)
-    t = vb.trained_reading(with_tokens(by_rank))
+    t = vb.trained_reading(with_tokens(_rank_8_differs(diffs)))
     low, high = expected_interval(list(diffs.values()))
     assert 0 < low < vb.NARROW * (high - low) / 2 and expected_interval([diffs[s] for s in (2, 3, 4, 5)])[0] < 0
     n = vb.trained_numbers(t)
