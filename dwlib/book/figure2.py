@@ -955,8 +955,8 @@ def second_sentence(u: dict | None | bool = None, later: dict | None = None, see
     text = (f"It has complete results at {pv.count_of(len(done), len(planned), 'size')} "
             f"({pv._sizes(done)}). By the rule, {verdicts}. The table below gives each "
             f"point's gap. The half-width is at most {target:g} nats at {power['within']} of these {power['points']} "
-            "points, " + ("meeting" if power["within"] >= u["rule"]["half_width_share"] * power["points"] else
-                          "short of") + " the rule's target of " + _share_words(u["rule"]["half_width_share"])
+            f"points, {'meeting' if pv.meets_target(u) else 'short of'} the rule's target of "
+            + _share_words(u["rule"]["half_width_share"])
             + _second_split()
             + ("" if len(done) < 2 else
                f"; {'no pair crosses' if not crossed else pv.of(len(crossed), len(u['pairs']), 'pair', 'crosses')}")

@@ -416,7 +416,7 @@ def power_sentence(reading: dict, planned: int | None = None) -> str:
     if not groups:
         return "No size is complete, so the precision the rule asks for cannot be checked."
     target, share = rule["half_width_target"], rule["half_width_share"]
-    ok = p["within"] >= share * p["points"]
+    ok = meets_target(reading)
     names = [[f"{pr['shallow']} vs {pr['deep']}" for _, pr in g] for _, g in groups]
     if len(groups) > 1 and all(n == names[0] for n in names):  # the pairs named once, then each size's values
         halves = (f"for {fmt.listed(names[0])}: " + "; ".join(
@@ -435,6 +435,13 @@ def power_sentence(reading: dict, planned: int | None = None) -> str:
         text += (f" Of the {planned} points the design plans, {missed} already miss it, so the target of "
                  f"{share:.0%} can no longer be met, whatever the sizes still to come give.")
     return text
+
+
+def meets_target(reading: dict) -> bool:
+    """Whether a reading's points meet the rule's precision target: the half-width within its
+    bound at no fewer than the rule's share of the points."""
+    p = reading["power"]
+    return p["within"] >= reading["rule"]["half_width_share"] * p["points"]
 
 
 def size_sentence(reading: dict, head_size: int) -> str:
