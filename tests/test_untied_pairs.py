@@ -4,8 +4,13 @@ sweep's runs, that names the change and leaves the rule as it was)."""
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
+import pytest
+
+from dwlib.book import figure2
+from dwlib.book import pairs_verdicts as pv
 from dwlib.experiments import pairs
 from dwlib.experiments import presets as ps
 from dwlib.train.config import TrainConfig, run_key
@@ -42,3 +47,27 @@ def test_its_runs_are_not_cpu_pairs_runs():
     """The tying is part of what a run computes: the two sweeps never share a run's key."""
     base = {"vocab_size": 1000, "depth": 2, "width": 88, "heads": 11, "lr": 2e-3, "steps": 977, "seed": 0}
     assert run_key(TrainConfig.from_dict({**base, "tied": True})) != run_key(TrainConfig.from_dict({**base, "tied": False}))
+
+
+@pytest.mark.parametrize("lead", pv.DESIGNS)
+def test_no_paragraph_of_the_experiments_chapter_is_left_empty_whichever_design_leads(monkeypatch, lead):
+    """The chapter's paragraphs made only of glued text say something in either state of the lead
+    (an empty one would print an empty paragraph), and every design's provenance that says
+    something is in the chapter (none is glued where no paragraph shows it)."""
+    monkeypatch.setattr(pv, "lead", lambda: lead)
+    figure2.reading.cache_clear()
+    try:
+        numbers = figure2.numbers()
+    finally:
+        figure2.reading.cache_clear()
+    nb = json.loads((ROOT / "book" / "experiments.ipynb").read_text(encoding="utf-8"))
+    prose = "\n\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    shown = set(re.findall(r'glued\["(\w+)', prose))
+    for para in prose.split("\n\n"):
+        keys = re.findall(r'glued\["(\w+)', para)
+        if keys and not re.sub(r"\{eval\}`[^`]*`", "", para).strip():
+            assert any(str(numbers[k]).strip() for k in keys), f"an empty paragraph: {para!r}"
+    for design in pv.DESIGNS:
+        for part, text in figure2.provenance_parts(design).items():
+            key = f"fx_{figure2.PROVENANCE_PREFIX[design]}_{part}"
+            assert key in numbers and (key in shown or not text), f"{key} says something the chapter does not show"

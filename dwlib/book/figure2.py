@@ -602,11 +602,8 @@ def numbers() -> dict:
         "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(pv.lead()),
         "fx_result": result_sentence(r), "fx_result_head": result_sentence(r, "head"),
         "fx_result_detail": result_sentence(r, "detail"), "fx_split": pv.split_sentence(pv.lead()),
-        "fx_retrained": pv.retrained_sentence(pv.lead(), "split"),
-        "fx_retrained_tail": pv.retrained_sentence(pv.lead(), "tail"), "fx_second_hardware": second_provenance(),
-        "fx_second_gaps": second_provenance("gaps"),
-        "fx_second_versions": second_provenance("versions"),
-        "fx_versions": versions_sentence(), "fx_lone": pv.lone_seed_sentence(pv.lead()),
+        **{f"fx_{PROVENANCE_PREFIX[d]}_{part}": text for d in pv.DESIGNS for part, text in provenance_parts(d).items()},
+        "fx_lone": pv.lone_seed_sentence(pv.lead()),
         "fx_spread_terms": pv.spread_terms(pv.lead()), "fx_second_design": second_design_sentence(),
         "fx_second": second_sentence(), "fx_second_notes": second_notes(),
         "fx_pilot": pilot_sentence(r),
@@ -642,7 +639,7 @@ def numbers() -> dict:
         "fx_old_budget": fmt.count(one_two["budget"]),
         "fx_old_n": len(earlier), "fx_old_cross": sum(x["crosses by the rule"] == "yes" for x in earlier),
         "fx_gpu_lead": -min(x["mean"] for x in pv.read_by_rule("gpu-slice")["pairs"][0]["points"]),
-        "fx_runs": len(stored_results(pv.lead())), "fx_hardware": hardware_parts()[0], "fx_hardware_gaps": hardware_parts()[1],
+        "fx_runs": len(stored_results(pv.lead())),
         "fx_embedding": embedding_sentence(r), "fx_output": output_clause(),
         "fx_corpus_version": corpora.LINUX_DOC_RECORD["version"],
         "fx_hours": sum(x.get("wall_seconds") or 0 for x in stored_results(pv.lead())) / 3600,
@@ -922,15 +919,20 @@ def second_design_sentence() -> str:
             f"had every seed at as many sizes as the first ({n}); the first design's results follow.")
 
 
-def second_provenance(part: str = "hardware") -> str:
-    """Where the other design's runs trained (``part="hardware"``) and what that can do to its gaps
-    (``"gaps"``, :func:`hardware_parts`), or from which versions of the code (``"versions"``,
-    :func:`versions_sentence`); '' while none is published."""
-    if not second_reading():
-        return ""
-    if part == "versions":
-        return versions_sentence(pv.second())
-    return hardware_parts(pv.second())[{"hardware": 0, "gaps": 1}[part]]
+#: the prefix of each design's provenance paragraphs in the chapter's glue (fx_<prefix>_<part>)
+PROVENANCE_PREFIX = {"cpu-pairs": "tied", "cpu-pairs-untied": "untied"}
+
+
+def provenance_parts(sweep: str) -> dict[str, str]:
+    """One design's provenance, paragraph by paragraph: where its runs trained (``hardware``) and
+    what that can do to its gaps (``gaps``, :func:`hardware_parts`), from which versions of the code
+    (``versions``), and, for shapes whose seeds split, what training them again gave (``retrained``,
+    ``retrained_tail``: :func:`pairs_verdicts.retrained_sentence`; '' where no shape needs it).
+    The chapter gives each design's paragraphs in the order the designs were declared, whichever
+    leads, so that no paragraph's place depends on the lead."""
+    hardware, gaps = hardware_parts(sweep)
+    return {"hardware": hardware, "gaps": gaps, "versions": versions_sentence(sweep),
+            "retrained": pv.retrained_sentence(sweep, "split"), "retrained_tail": pv.retrained_sentence(sweep, "tail")}
 
 
 def second_sentence(u: dict | None | bool = None, later: dict | None = None, seeds=()) -> str:
