@@ -171,3 +171,40 @@ def test_a_sweep_refuses_to_add_runs_on_another_corpus(corpus, tmp_path):
                                          + meta["fingerprint"]):
         sw.run(sweep, out, progress=False)
     assert [p.name for p in (out / "runs").iterdir()] == ["0123456789ab"]  # nothing trained
+
+
+@pytest.mark.slow  # one group trained whole, then again killed after its first checkpoint and resumed
+def test_a_group_killed_while_it_trains_resumes_from_its_checkpoint_bit_for_bit(corpus, tmp_path, monkeypatch):
+    """A checkpoint at every chunk boundary (CHECKPOINT_SECONDS 0); killed right after the first
+    (step 3 of 6), the next sweep resumes the group there, commits runs whose metrics are those of
+    an uninterrupted group byte for byte, and deletes the checkpoint."""
+    sweep = tiny(corpus, depths=(1,), seeds=(0,), select_seeds=None, lrs=(1e-3, 4e-3))
+    monkeypatch.setattr(gs, "CHECKPOINT_SECONDS", 0)
+    whole = sw.run(sweep, tmp_path / "whole", progress=False)
+    assert whole.counts["completed"] == 2 and not list((tmp_path / "whole" / "runs").glob(".group-*"))
+    real_save, starts = gs.GroupCheckpoint.save, []
+
+    def killed_after_saving(self, step, *args):
+        real_save(self, step, *args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gs.GroupCheckpoint, "save", killed_after_saving)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        sw.run(sweep, out, progress=False)
+    assert not list(out.glob("runs/*/result.json")) and [p.name for p in out.glob("runs/.group-*/*")
+                                                        if p.name.isdigit()] == ["3"]
+    monkeypatch.setattr(gs.GroupCheckpoint, "save", real_save)
+    real_train = gs.train_group
+
+    def recorded(cfgs, **kw):
+        starts.append(kw["state"]["step"])
+        return real_train(cfgs, **kw)
+
+    monkeypatch.setattr(gs, "train_group", recorded)
+    again = sw.run(sweep, out, progress=False)
+    assert starts == [3] and again.counts["completed"] == 2 and not list((out / "runs").glob(".group-*"))
+    for key in (r["key"] for r in again):
+        assert ((out / "runs" / key / "metrics.jsonl").read_bytes()
+                == (tmp_path / "whole" / "runs" / key / "metrics.jsonl").read_bytes())
+        assert rc.record(out / "runs" / key)["eval_loss"] == rc.record(tmp_path / "whole" / "runs" / key)["eval_loss"]

@@ -13,9 +13,12 @@ validation split (:mod:`dwlib.experiments.selection`), its other seeds at that r
 When a group has trained, each run's directory (``config.json``, ``metrics.jsonl``,
 ``result.json``, ``sweep_meta.json``: what :func:`dwlib.experiments.records.record` reads, the
 same files a single run writes) is written whole under a temporary name and renamed into
-``runs/<key>``, one rename per run: a run is either absent or whole. A group killed while it
-trains loses that group's training (no checkpoint inside a group); every group committed
-before it stays, and a run never trains twice once committed. The runs of a group are locked
+``runs/<key>``, one rename per run: a run is either absent or whole. While it trains, a group
+saves its state every :data:`CHECKPOINT_SECONDS` or so at a chunk boundary
+(:class:`~dwlib.train.checkpoint.GroupCheckpoint`, in ``runs/.group-<digest>``, deleted once its
+runs are committed): a group killed while it trains resumes from there, its runs bit for bit
+those of an uninterrupted group; every group committed before it stays, and a run never trains
+twice once committed. The runs of a group are locked
 (the per-run locks of :mod:`dwlib.experiments.sweep`), so two processes never train one run.
 Shards split a sweep by shape. The rate chosen for each shape is not stored: it is computed
 again from the runs' records whenever it is needed (:func:`dwlib.experiments.selection.choose`).
@@ -34,6 +37,7 @@ a sweep starts, once that process is gone.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -55,13 +59,16 @@ from dwlib.experiments.records import record
 from dwlib.store import exclusive
 from dwlib.train import data as data_lib
 from dwlib.train import rundir
-from dwlib.train.checkpoint import check_out_dir
+from dwlib.train.checkpoint import GroupCheckpoint, check_out_dir
 from dwlib.train.config import TrainConfig, run_key
 from dwlib.train.loop import train
 from dwlib.train.memory import check_fits
 from dwlib.train.model import parameter_counts
-from dwlib.train.multi import group_steps, metric_records, outcome as run_outcome, train_group
+from dwlib.train.multi import group_steps, init_group, metric_records, new_curve, outcome as run_outcome, train_group
 from dwlib.train.process import hardware, prepare_process
+
+#: seconds of training between two checkpoints of a group (saved at the next chunk boundary)
+CHECKPOINT_SECONDS = 300
 
 
 def _row(cfg: TrainConfig, point, out: Path) -> dict:
@@ -156,16 +163,31 @@ def _train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, pr
     check_fits(cfg, list(steps.mesh.devices.flat), runs=len(cfgs), chunk=sweep.chunk)
     corpus = data_lib.load_corpus(cfg.corpus, cfg.model.vocab_size, cfg.cache_dir, seq_len=cfg.model.seq_len,
                                   validation_split=cfg.validation_split)
-    t0 = time.perf_counter()
-    _, curves = train_group(cfgs, chunk=sweep.chunk, corpus=corpus, progress=progress)
-    seconds = time.perf_counter() - t0
+    p = group["point"]
+    devices = {"backend": jax.default_backend(), "count": int(steps.mesh.devices.size), "processes": jax.process_count()}
+    ckpt = GroupCheckpoint(group_folder(rows), {"runs": [r["key"] for r in rows], "corpus": corpus.meta["fingerprint"],
+                                                "devices": devices}, lead=jax.process_index() == 0)
+    state, curves, before = ckpt.restore(init_group(cfgs))
+    if curves is None:
+        curves = [new_curve(c) for c in cfgs]
+    else:
+        log(f"group L={p.depth}, d={p.width} ({len(rows)} runs): resumed at step {state['step']} of {cfg.steps} "
+            "from its checkpoint")
+    t0 = saved = time.perf_counter()
+
+    def after_chunk(step: int, n: int, seconds: float, now: dict) -> None:
+        nonlocal saved
+        if step < cfg.steps and time.perf_counter() - saved >= CHECKPOINT_SECONDS:
+            ckpt.save(step, now, curves, before + time.perf_counter() - t0)
+            saved = time.perf_counter()
+
+    train_group(cfgs, chunk=sweep.chunk, corpus=corpus, progress=progress, state=state, curves=curves,
+                after_chunk=after_chunk)
+    seconds = before + time.perf_counter() - t0
     run_tokens = cfg.steps * cfg.batch_size * cfg.model.seq_len
     corpus_meta = corpus.meta
-    info = {"seconds": round(seconds, 2), "tokens_per_s": round(run_tokens / seconds, 1),
-            "devices": {"backend": jax.default_backend(), "count": int(steps.mesh.devices.size),
-                        "processes": jax.process_count()},
+    info = {"seconds": round(seconds, 2), "tokens_per_s": round(run_tokens / seconds, 1), "devices": devices,
             "corpus": {"name": cfg.corpus, "tokens": corpus_meta["tokens"], "fingerprint": corpus_meta["fingerprint"]}}
-    p = group["point"]
     measured = run_measures(cfg, seconds, len(rows), corpus_meta)
     outcomes, wanted = [], {r["key"] for r in todo}
     for row, curve in zip(rows, curves):
@@ -176,7 +198,14 @@ def _train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, pr
                 "group": {"stage": group["stage"], "runs": len(rows), "wall_seconds": round(seconds, 2),
                           "tokens_per_s": round(len(rows) * run_tokens / seconds, 1), "chunk": sweep.chunk}}
         outcomes.append(_commit(row, curve, meta, info, log))
+    ckpt.remove()
     return outcomes
+
+
+def group_folder(rows: list[dict]) -> Path:
+    """Where a group's checkpoint is kept while it trains: ``runs/.group-<digest of its runs' keys>``."""
+    digest = hashlib.sha256(" ".join(r["key"] for r in rows).encode()).hexdigest()[:16]
+    return rows[0]["dir"].parent / f".group-{digest}"
 
 
 def run_measures(cfg: TrainConfig, seconds: float, runs: int, corpus_meta: dict) -> dict:
@@ -236,6 +265,9 @@ def run(sweep: Sweep | str, out, shard: tuple[int, int] = (0, 1), *, cache_dir: 
     bar = tqdm(total=planned, unit="run", disable=not progress, desc=label)
     log = log or ((lambda line: bar.write(line, file=sys.stderr)) if progress else base.stderr_line)
     _remove_stale_temporaries(out / "runs", log)
+    for g in [] if single else queue:  # a group's checkpoint left by a sweep killed after its last commit
+        if g["rows"] and all(r["state"] == "done" for r in g["rows"]) and group_folder(g["rows"]).exists():
+            shutil.rmtree(group_folder(g["rows"]), ignore_errors=True)
     if any(r["state"] != "done" for g in queue for r in g["rows"]):
         check_one_corpus(sweep, out, cache_dir)
     env = {"sweep": sweep.name, "hardware": hardware(), "git_commit": base.git_commit()}

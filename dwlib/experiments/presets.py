@@ -321,8 +321,8 @@ PRESETS = {
     # Tokens a run stay under 4 passes over the training split (Muennighoff et al. 2023, "Scaling
     # Data-Constrained Language Models": up to about 4 passes cost little against fresh data):
     # 20.0M at 1M and 2M (0.88 passes), 25.0M at 4M (1.10), 30.0M at 10M and 30M (1.32). The
-    # length is capped by the lease, not the data: a group is not checkpointed, so its largest
-    # (six runs of 24 layers at 30M) must finish within one session's 15 minutes of device time.
+    # length is capped by the lease, not the data: it was set before groups were checkpointed, so
+    # that the largest group (six runs of 24 layers at 30M) finishes within 15 minutes of device time.
     # `dwlib sweep --preset gpu-pairs --cost`: 120 runs before extensions, 2.48e17 FLOPs with the
     # evaluations, 25.9 min at the assumed 160 TFLOP/s. A conservative reading of the stored
     # gpu-slice runs (each shape's measured compile and evaluation time per group, and its

@@ -24,6 +24,10 @@ are sound, but the curve before it is not the one it computed, and the curve can
 recomputed without training again, so the run resumes from an older checkpoint whose lines are
 intact (or from step 0) and writes those steps' lines again, exactly as they first were.
 Checkpoints written before the digests existed have none and are read as before.
+
+A group of runs trained together by a sweep keeps its own checkpoint (:class:`GroupCheckpoint`):
+the stacked state of its runs with their curves so far, in a folder of the sweep's, deleted once
+the group's runs are committed.
 """
 
 from __future__ import annotations
@@ -176,6 +180,19 @@ def _not_plain(folder: Path) -> str | None:
     return None
 
 
+def _check_space(path: Path, step: int, state: dict) -> None:
+    """OSError (ENOSPC, one line) when the disk has less room than the checkpoint's arrays take
+    (orbax writes them uncompressed, with metadata on top), before orbax is handed the checkpoint:
+    orbax's threads would each fail on their own and leave their reports to the logs (hundreds of
+    lines) and to the event loop it closes. A disk that fills while orbax writes still ends in the
+    one-line error of the save."""
+    need = sum(leaf.nbytes for leaf in jax.tree.leaves(state))
+    free = shutil.disk_usage(path).free
+    if free < need:
+        raise OSError(errno.ENOSPC, f"no space left on device for the checkpoint at step {step} in {path} "
+                                    f"(its arrays take {need:,} bytes, {free:,} are free)")
+
+
 class RunDir:
     """The files of one run as it trains (the lead process writes; on other hosts a no-op).
     Create it while holding the run's lock (:func:`dwlib.store.exclusive` on ``.lock``)."""
@@ -285,7 +302,8 @@ class RunDir:
         if step in (self.manager.all_steps() or []):
             return
         self.sync()
-        self._check_space(step, state)
+        if self.lead:
+            _check_space(self.path, step, state)
         try:
             with _orbax_quiet():
                 self.manager.save(step, args=ocp.args.Composite(
@@ -303,20 +321,6 @@ class RunDir:
         if self.lead:
             step_dir = self.path / "checkpoints" / str(step)
             write_text(step_dir / FILE_DIGESTS, json.dumps(_file_digests(step_dir), indent=1) + "\n")
-
-    def _check_space(self, step: int, state: dict) -> None:
-        """OSError (ENOSPC, one line) when the disk has less room than the checkpoint's arrays
-        take (orbax writes them uncompressed, with metadata on top), before orbax is handed the
-        checkpoint: orbax's threads would each fail on their own and leave their reports to the
-        logs (hundreds of lines) and to the event loop it closes. A disk that fills while orbax
-        writes still ends in the one-line error of :meth:`save`."""
-        if not self.lead:
-            return
-        need = sum(leaf.nbytes for leaf in jax.tree.leaves(state))
-        free = shutil.disk_usage(self.path).free
-        if free < need:
-            raise OSError(errno.ENOSPC, f"no space left on device for the checkpoint at step {step} in {self.path} "
-                                        f"(its arrays take {need:,} bytes, {free:,} are free)")
 
     def _digest(self) -> dict:
         """``{"metrics_sha256": ...}`` of the metrics written so far (by the lead process: the one
@@ -341,3 +345,88 @@ class RunDir:
 _HINTS = {"corpus": "was the corpus edited? restore it, or use another --out",
           "devices": "run on the same devices (DWLIB_CPU_DEVICES on a CPU), or use another --out",
           "seed": "use another --out"}
+
+
+# ---------------------------------------------------------------------------------------------
+# A group's checkpoint
+
+
+class GroupCheckpoint:
+    """The state of a group of runs between two chunks (:func:`dwlib.train.multi.train_group`),
+    so that a group killed while it trains resumes there instead of from step 0: an orbax
+    checkpoint of the stacked parameters and optimiser state, with the step, each run's curve so
+    far, the seconds trained and what the state was computed from (``data``: the runs, the corpus
+    fingerprint, the devices), in ``folder``. The newest is kept. A checkpoint that cannot be read
+    or was computed from other data is deleted with a one-line note on stderr, and the group
+    starts again from step 0 (a group is deterministic: only time is lost). Saving changes nothing
+    the group computes when it falls on a chunk boundary the group has anyway; a resumed group
+    gives its runs bit for bit. :meth:`remove` once the group's runs are committed."""
+
+    def __init__(self, folder: Path, data: dict, lead: bool = True):
+        self.folder, self.data, self.lead = Path(folder), json.loads(json.dumps(data)), lead
+        if lead:
+            _finish_deleting(self.folder)
+        with _orbax_quiet():
+            self.manager = ocp.CheckpointManager(self.folder, options=ocp.CheckpointManagerOptions(
+                max_to_keep=1, enable_async_checkpointing=False, cleanup_tmp_directories=lead))
+
+    def restore(self, state: dict) -> tuple[dict, list[dict] | None, float]:
+        """``(state, curves, seconds)`` from the newest usable checkpoint (``state``: its
+        ``params``, ``opt_state`` and ``step``), or the given initial state with no curves and no
+        seconds when there is none."""
+        with _orbax_quiet():
+            candidates = sorted(self.manager.all_steps(), reverse=True)
+        abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, {k: state[k] for k in ("params", "opt_state")})
+        for step in candidates:
+            where = self.folder / str(step)
+            why = _not_plain(where) or _files_problem(where)
+            if why is None:
+                try:
+                    with _orbax_quiet():
+                        got = self.manager.restore(step, args=ocp.args.Composite(
+                            state=ocp.args.StandardRestore(abstract), meta=ocp.args.JsonRestore()))
+                    meta = got["meta"]
+                    require(int(meta["step"]) == step, "its step is not its name")
+                except Exception as err:  # orbax, TensorStore, JSON: a torn or overwritten file
+                    why = f"{type(err).__name__}: {first_line(err)[:120]}"
+                else:
+                    if meta.get("data") == self.data:
+                        return {**got["state"], "step": step}, meta["curves"], float(meta["seconds"])
+                    why = "it was computed from other data (another corpus, devices or group of runs)"
+            print(f"dwlib: group checkpoint {where}: {why}; the group starts again from step 0",
+                  file=sys.stderr, flush=True)
+            if self.lead:
+                shutil.rmtree(where, ignore_errors=True)
+            with _orbax_quiet():
+                self.manager.reload()
+        return state, None, 0.0
+
+    def save(self, step: int, state: dict, curves: list[dict], seconds: float) -> None:
+        """A checkpoint at ``step`` of the stacked ``state`` (``params``, ``opt_state``) with the
+        curves up to it and the seconds trained so far; the older one is then deleted."""
+        arrays = {k: state[k] for k in ("params", "opt_state")}
+        if self.lead:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            _check_space(self.folder, step, arrays)
+        meta = {"step": step, "data": self.data, "curves": curves, "seconds": seconds}
+        try:
+            with _orbax_quiet():
+                self.manager.save(step, args=ocp.args.Composite(state=ocp.args.StandardSave(arrays),
+                                                                meta=ocp.args.JsonSave(meta)), force=True)
+        except Exception as err:
+            if self.lead:
+                for tmp in self.folder.glob(f"{step}.orbax-checkpoint-tmp*"):
+                    shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(err, OSError) or "No space left" not in str(err):
+                raise
+            raise OSError(errno.ENOSPC, f"no space left on device for the checkpoint at step {step} "
+                                        f"in {self.folder}") from None
+        if self.lead:
+            write_text(self.folder / str(step) / FILE_DIGESTS,
+                       json.dumps(_file_digests(self.folder / str(step)), indent=1) + "\n")
+
+    def remove(self) -> None:
+        """Close and delete the checkpoints (the group's runs are committed)."""
+        self.manager.close()
+        if self.lead:
+            shutil.rmtree(self.folder, ignore_errors=True)
