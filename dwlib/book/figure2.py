@@ -599,7 +599,7 @@ def numbers() -> dict:
     one_two = next(x for x in old if x["pair"] == "1 vs 2")
     earlier = earlier_rows()
     return {
-        "fx_verdict": verdict_sentence(r, others, others_seeds), "fx_coverage": pv.coverage_sentence(pv.lead()),
+        "fx_verdict": verdict_sentence(r, others, others_seeds),
         "fx_result": result_sentence(r), "fx_result_head": result_sentence(r, "head"),
         "fx_result_detail": result_sentence(r, "detail"), "fx_split": pv.split_sentence(pv.lead()),
         **{f"fx_{PROVENANCE_PREFIX[d]}_{part}": text for d in pv.DESIGNS for part, text in provenance_parts(d).items()},
@@ -639,10 +639,8 @@ def numbers() -> dict:
         "fx_old_budget": fmt.count(one_two["budget"]),
         "fx_old_n": len(earlier), "fx_old_cross": sum(x["crosses by the rule"] == "yes" for x in earlier),
         "fx_gpu_lead": -min(x["mean"] for x in pv.read_by_rule("gpu-slice")["pairs"][0]["points"]),
-        "fx_runs": len(stored_results(pv.lead())),
         "fx_embedding": embedding_sentence(r), "fx_output": output_clause(),
         "fx_corpus_version": corpora.LINUX_DOC_RECORD["version"],
-        "fx_hours": sum(x.get("wall_seconds") or 0 for x in stored_results(pv.lead())) / 3600,
         "fx_std_fig2": _seed_std("cpu-fig2"), "fx_std_mini": _seed_std("mini"), "fx_std_gpu": _seed_std("gpu-slice"),
     }
 
@@ -924,14 +922,18 @@ PROVENANCE_PREFIX = {"cpu-pairs": "tied", "cpu-pairs-untied": "untied"}
 
 
 def provenance_parts(sweep: str) -> dict[str, str]:
-    """One design's provenance, paragraph by paragraph: where its runs trained (``hardware``) and
+    """One design's provenance, paragraph by paragraph: which sizes its stored runs cover, how many
+    they are and their hours of training (``coverage``), where they trained (``hardware``) and
     what that can do to its gaps (``gaps``, :func:`hardware_parts`), from which versions of the code
     (``versions``), and, for shapes whose seeds split, what training them again gave (``retrained``,
     ``retrained_tail``: :func:`pairs_verdicts.retrained_sentence`; '' where no shape needs it).
     The chapter gives each design's paragraphs in the order the designs were declared, whichever
     leads, so that no paragraph's place depends on the lead."""
     hardware, gaps = hardware_parts(sweep)
-    return {"hardware": hardware, "gaps": gaps, "versions": versions_sentence(sweep),
+    records = stored_results(sweep)
+    hours = sum(x.get("wall_seconds") or 0 for x in records) / 3600
+    coverage = f"{pv.coverage_sentence(sweep)} They are {len(records):,} runs, {hours:.1f} hours of training summed."
+    return {"coverage": coverage, "hardware": hardware, "gaps": gaps, "versions": versions_sentence(sweep),
             "retrained": pv.retrained_sentence(sweep, "split"), "retrained_tail": pv.retrained_sentence(sweep, "tail")}
 
 
