@@ -97,7 +97,7 @@ def test_the_discussion_counts_the_pairs_as_the_claims_row_does():
     assert n["ds_n_pairs"] == len(want)
     assert n["ds_n_worse"] == sum(v == claims.SMALL_WORSE for v in want.values())
     # the answer and the claims row's verdict are the declared sweep's alone
-    mine = {k: v for k, v in want.items() if k[0] == pv.RULE_SWEEP}
+    mine = {k: v for k, v in want.items() if k[0] == pv.lead()}
     worse = [f"{s} vs {d}" for (_, s, d), v in mine.items() if v == claims.SMALL_WORSE]
     expected = "Yes" if len(worse) == len(mine) else "Partly" if worse else "No"
     assert n["ds_answer"] == expected

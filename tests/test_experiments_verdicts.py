@@ -35,8 +35,9 @@ def _half(gaps):
 
 
 def _complete_shapes():
-    """(budget, depth) -> {seed: loss} at the chosen rate, over the budgets with every seed of every depth."""
-    runs = [r for r in _runs("cpu-pairs") if r.get("chosen") and r["status"] == "completed"]
+    """(budget, depth) -> {seed: loss} at the chosen rate, over the budgets with every seed of every depth,
+    in the design the chapters read (tests/test_claims_rule.py checks which that is)."""
+    runs = [r for r in _runs(pv.lead()) if r.get("chosen") and r["status"] == "completed"]
     by = {}
     for r in runs:
         by.setdefault((r["target_budget"], r["depth"]), {})[r["seed"]] = r["eval_loss"]
@@ -67,16 +68,18 @@ def test_a_split_shape_is_found_from_the_runs_and_its_caveat_is_carried():
     assert f"of {pair}" in caveat and f"at {fmt.count(b)} is no measure of depth" in caveat
     # the chapter's opening counts the points that rest on split seeds and leaves the account below
     n = sum(len(p["points"]) for p in figure2.reading()["pairs"])
-    assert f"{pv.words(pv.split_points())} of the {n} points rest on seeds that split" in figure2.result_sentence().lower()
+    k = pv.split_points()
+    assert f"{pv.words(k)} of the {n} points rest{'s' * (k == 1)} on seeds that split" in figure2.result_sentence().lower()
     # the Discussion names the split where a point it reads rests on it (its smallest size), once
     rest = discussion.numbers()["ds_rest"]
-    at_smallest = {k: v for k, v in pv.split_at().items() if k[2] == min(pv.read(pv.RULE_SWEEP)["budgets"])}
-    for (s, d, _), depth in at_smallest.items():
+    at_smallest = {(name, *k): v for name in pv.DESIGNS for k, v in pv.split_at(name).items()
+                   if k[2] == min(pv.read(name)["budgets"])}  # the Discussion reads both designs
+    for (_, s, d, _), depth in at_smallest.items():
         assert f"{s} vs {d}, the {depth}-layer network's seeds split" in rest
     assert "seeds split" not in rest or at_smallest
     assert caveat not in rest
     assert fmt.count(b) in pv.split_pointer() and "no measure of depth" in pv.split_pointer()
-    smallest = min(pv.read(pv.RULE_SWEEP)["budgets"])  # the row reads the smallest size, so its caveat is that size's
+    smallest = min(pv.read(pv.lead())["budgets"])  # the row reads the smallest size, so its caveat is that size's
     book = claims.worse_row()["book"]
     for (s, d, at), depth in pv.split_at().items():
         if at == smallest:  # said beside the pair, in a few words

@@ -105,7 +105,7 @@ def test_a_sweep_cut_short_holds_whole_pairs_at_the_smallest_budget(tmp_path, mo
 def test_a_group_run_records_its_tflops_and_passes(corpus, tmp_path, monkeypatch):
     sweep = _tiny(corpus, seeds=(0, 1), extend_edges=False, select_seeds=None, lrs=(2e-3, 4e-3))
 
-    def fake_group(cfgs, chunk, corpus, progress):
+    def fake_group(cfgs, chunk, corpus, progress, **resume):  # state, curves, after_chunk: a group from step 0
         time.sleep(0.5)
         return None, [{"seed": c.seed, "lr": c.optim.lr, "losses": [5.0] * c.steps, "diverged_step": None,
                        "evals": [{"step": s, "eval_loss": 4.1, "select_loss": 4.0} for s in (0, 3, 6)]}

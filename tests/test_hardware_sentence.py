@@ -22,9 +22,9 @@ def test_one_machine_is_named_from_the_records():
     records = stored_results("cpu-pairs")
     machines = {(r["hardware"]["backend"], r["hardware"]["cpu_count"]) for r in records}
     if machines == {("cpu", 2)}:
-        assert figure2.hardware_sentence() == "The CPU doubling-pairs sweep trains on a 2-core CPU in float32."
+        assert figure2.hardware_sentence("cpu-pairs") == "The CPU doubling-pairs sweep trains on a 2-core CPU in float32."
     else:  # published with runs from another machine: counted, with the stored check
-        assert "of its runs on a 2-core CPU and" in figure2.hardware_sentence()
+        assert "of its runs on a 2-core CPU and" in figure2.hardware_sentence("cpu-pairs")
     assert figure2.hardware_sentence("gpu-slice") == "The GPU pilot trains on one NVIDIA H200 in bfloat16."
 
 
@@ -36,7 +36,7 @@ def test_runs_split_between_machines_are_counted_per_size_with_the_parity_check(
     parity = {"runs": [{}] * 6, "largest_abs_diff": {"eval_loss": 0.00031}}
     monkeypatch.setattr(figure2, "packaged_json", lambda *parts: parity)
     monkeypatch.setattr(figure2, "_seed_std", lambda name: 0.0512)
-    text = figure2.hardware_sentence()
+    text = figure2.hardware_sentence("cpu-pairs")
     assert text.startswith("The CPU doubling-pairs sweep trains in float32: 3 of its runs on a 2-core CPU and "
                            "3 on one NVIDIA H200 (3 of the 4 runs at 1.6M).")
     assert "six runs first trained on a 2-core CPU matched their held-out losses within 0.00031 nats" in text
@@ -45,7 +45,7 @@ def test_runs_split_between_machines_are_counted_per_size_with_the_parity_check(
     assert "a machine difference of 0.00031 nats in each run moves a gap by at most 0.00062" in text
     # every gap of a size mixing machines is said as every gap
     runs[:] = runs[:4]
-    assert "At 1.6M, where every gap pairs runs from two machines" in figure2.hardware_sentence()
+    assert "At 1.6M, where every gap pairs runs from two machines" in figure2.hardware_sentence("cpu-pairs")
     # a device's name without its memory
     assert figure2._machine({"backend": "gpu", "device_kind": "NVIDIA H100 80GB HBM3", "devices": 1}) == \
         "one NVIDIA H100"
@@ -53,7 +53,7 @@ def test_runs_split_between_machines_are_counted_per_size_with_the_parity_check(
     def missing(*parts):
         raise FileNotFoundError(parts)
     monkeypatch.setattr(figure2, "packaged_json", missing)
-    assert figure2.hardware_sentence().endswith("No run was trained on both to compare them.")
+    assert figure2.hardware_sentence("cpu-pairs").endswith("No run was trained on both to compare them.")
 
 
 @pytest.mark.parametrize("sweep", ["cpu-pairs", "cpu-pairs-untied"])

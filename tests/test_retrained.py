@@ -11,7 +11,7 @@ def _split_shapes():
 
 
 def test_every_split_shape_trained_at_two_commits_is_named_with_its_retraining_or_its_absence():
-    text = pv.retrained_sentence()
+    text = pv.retrained_sentence("cpu-pairs")
     records = {(r["depth"], r["target_budget"], r["seed"]): r for r in stored_results("cpu-pairs") if r.get("chosen")}
     retrained = {x["key"]: x for x in pv._retrained_runs("cpu-pairs")}
     for g in _split_shapes():
@@ -31,9 +31,9 @@ def test_every_split_shape_trained_at_two_commits_is_named_with_its_retraining_o
 
 def test_the_split_is_called_no_change_of_code_only_when_every_retrained_group_lands_where_it_was(monkeypatch):
     runs = pv._retrained_runs("cpu-pairs")
-    assert "the split does not come from the code" in pv.retrained_sentence()
+    assert "the split does not come from the code" in pv.retrained_sentence("cpu-pairs")
     g = _split_shapes()[0]
     select = list(g["select"].values())
     among = [{**x, "eval_loss_live": (min(select) + max(select)) / 2} for x in runs]  # the seeds land among the others
     monkeypatch.setattr(pv, "_retrained_runs", lambda sweep: among)
-    assert "does not come from the code" not in pv.retrained_sentence()
+    assert "does not come from the code" not in pv.retrained_sentence("cpu-pairs")

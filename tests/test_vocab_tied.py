@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 from dwlib.book import figure2, vocabulary
+from dwlib.book import pairs_verdicts as pv
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,8 +44,10 @@ def test_the_comparison_is_the_stored_runs():
         assert part in text
     # said once: the experiments chapter points to the control and repeats none of its numbers
     assert "fx_tied" not in figure2.numbers()
-    assert all(part not in str(v) for v in figure2.numbers().values()
-               for part in (f"{t['gap_untied']:+.3f}", f"{t['shapes'][t['deep']]['untied_range']:.3f} nats"))
+    # (but for the experiments chapter's own measurement of the same point, when the untied design leads)
+    own = {f"{x['mean']:+.3f}" for p in pv.read(pv.lead())["pairs"] for x in p["points"]}
+    parts = [x for x in (f"{t['gap_untied']:+.3f}", f"{t['shapes'][t['deep']]['untied_range']:.3f} nats") if x not in own]
+    assert all(part not in str(v) for v in figure2.numbers().values() for part in parts)
 
 
 def test_nothing_is_said_without_the_doubling_sweeps_budget():

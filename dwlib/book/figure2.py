@@ -102,7 +102,7 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
     crossed = pv.crossing(r)
     head = (f"At the first size of {pv.NAMES[pv.lead()]}, {where[3:]} non-embedding parameters, one size "
             "cannot show a transition" if one else
-            "By the declared rule " + ("no pair crosses" if not crossed else
+            f"In {pv.NAMES[pv.lead()]}, by the declared rule " + ("no pair crosses" if not crossed else
                                        pv.of(len(crossed), len(r["pairs"]), "pair", "crosses"))
             + f" {where} non-embedding parameters")
     later = []
@@ -379,8 +379,8 @@ def result_sentence(r: dict | None = None, part: str = "all") -> str:
                  + (", so no transition can be read." if len(r["budgets"]) == 1 else "."))
     k = pv.split_points(pv.lead())  # the full account follows in the chapter
     if k:
-        text += (f" {fmt.capitalised(pv.words(k))} of the {len(points)} points rest on seeds that split at their "
-                 "chosen rate (see below).")
+        text += (f" {fmt.capitalised(pv.words(k))} of the {len(points)} points rest{'s' * (k == 1)} on seeds that "
+                 "split at their chosen rate (see below).")
     return {"all": text, "head": head, "detail": text[len(head):].strip()}[part]
 
 
@@ -840,12 +840,14 @@ def intro_sentence(head: bool = True) -> str:
                  f"{power['within']} of the {power['points']} points")
     k = pv.split_points(pv.lead())
     if k:
-        precision += f", and {pv.words(k)} points rest on seeds that split at their chosen rate"
+        precision += f", and {pv.words(k)} point{'s' * (k != 1)} rest{'s' * (k == 1)} on seeds that split at their chosen rate"
     every = len(r["budgets"]) == len(get_preset(pv.lead()).budgets)
     scope = "" if every else (" (the only size with all its runs)" if len(r["budgets"]) == 1 else
                               " (the sizes with all their runs)")
     body = f"{where} non-embedding parameters{scope}, {counts}. {precision}."
-    return (head + " In the sweep designed for that rule, " if said else "In the sweep designed for the declared rule, ") + body
+    design = "" if tied(pv.lead()) else " (its design with an output layer of its own)"
+    return (head + f" In the sweep designed for that rule{design}, " if said
+            else f"In the sweep designed for the declared rule{design}, ") + body
 
 
 # ---------------------------------------------------------------------------------------------

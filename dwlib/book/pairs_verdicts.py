@@ -656,7 +656,7 @@ def split_sentence(sweep: str | None = None) -> str:
                      f"and seeds {rest[0]} to {rest[-1]} would likely do better at {_rate(lr)}.")
         names = _split_pairs(g, sweep)
         text += (f" The size of the gap{'s' * (len(names) > 1)} of {fmt.listed(names)} at {fmt.count(g['target_budget'])}, on all {words(n)} seeds or "
-                 f"on seeds {rest[0]} to {rest[-1]} alone, can therefore not be taken as an effect of depth.")
+                 f"on seeds {rest[0]} to {rest[-1]} alone, is therefore no measure of depth.")
         out.append(text)
     return " ".join(out)
 

@@ -425,15 +425,15 @@ def tied_sentence(t=STORED) -> str:
     side = "still resolved worse" if iv["low"] > 0 else "resolved better" if iv["high"] < 0 else "not resolved"
     # the split came with the tying when the untied seeds lie within the rule's precision target
     split = t["tied_split"] and dp["untied_range"] <= pairs.rule(DOUBLING_SWEEP)["half_width_target"]
-    return (f"The full-rank pair is the experiments chapter's {t['shallow']} vs {t['deep']} pair at "
-            f"{fmt.count(t['budget'])}, with {alike}, but with an output layer of its own where the doubling sweep "
+    return (f"The full-rank pair is the {t['shallow']} vs {t['deep']} pair at {fmt.count(t['budget'])} of the "
+            f"experiments chapter's tied design, with {alike}, but with an output layer of its own where that design "
             "ties it to the input embedding (a vocabulary-by-width matrix outside the non-embedding size, so the "
             f"wider, shallower network gains more parameters). Untied, the {t['deep']}-layer network's seeds lie "
             f"within {dp['untied_range']:.3f} nats of each other, against {dp['tied_range']:.3f} tied, and the gap "
             f"is {_signed(t['gap_untied'])} nats against {_signed(t['gap_tied'])}, {side}; seed by seed it changes "
             f"by {_signed(-ch['mean'])} nats ({level} interval {_signed(-ch['high'])} to {_signed(-ch['low'])})."
             + (" Most of the tied gap at this point came with the seed split, which untying removed; the "
-               "experiments chapter's second design, the doubling sweep untied, "
+               "experiments chapter's untied design, the whole doubling sweep with an output layer of its own, "
                f"{untied_outcome() or 'tests this at its other sizes'}."
                if split else ""))
 

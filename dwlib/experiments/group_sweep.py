@@ -181,8 +181,8 @@ def _train(group: dict, todo: list[dict], sweep: Sweep, env: dict, cache_dir, pr
             ckpt.save(step, now, curves, before + time.perf_counter() - t0)
             saved = time.perf_counter()
 
-    train_group(cfgs, chunk=sweep.chunk, corpus=corpus, progress=progress, state=state, curves=curves,
-                after_chunk=after_chunk)
+    _, curves = train_group(cfgs, chunk=sweep.chunk, corpus=corpus, progress=progress, state=state, curves=curves,
+                            after_chunk=after_chunk)
     seconds = before + time.perf_counter() - t0
     run_tokens = cfg.steps * cfg.batch_size * cfg.model.seq_len
     corpus_meta = corpus.meta
