@@ -193,6 +193,31 @@ def _check_space(path: Path, step: int, state: dict) -> None:
                                     f"(its arrays take {need:,} bytes, {free:,} are free)")
 
 
+def _save(manager, folder: Path, step: int, state: dict, meta: dict, lead: bool, *, where: Path,
+          force: bool = False) -> None:
+    """Save ``state`` (arrays, orbax) and ``meta`` (JSON) as the checkpoint at ``step`` in
+    ``folder``, then its :data:`FILE_DIGESTS` (by the lead process). The disk's room is checked
+    first (:func:`_check_space`); on a failure the half-written checkpoint is removed and the error
+    goes on, a full disk as one line (ENOSPC) naming ``where`` (the run's or the group's folder)."""
+    if lead:
+        folder.mkdir(parents=True, exist_ok=True)
+        _check_space(where, step, state)
+    try:
+        with _orbax_quiet():
+            manager.save(step, args=ocp.args.Composite(state=ocp.args.StandardSave(state),
+                                                       meta=ocp.args.JsonSave(meta)), force=force)
+    except Exception as err:
+        if lead:
+            for tmp in folder.glob(f"{step}.orbax-checkpoint-tmp*"):
+                shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(err, OSError) or "No space left" not in str(err):
+            raise
+        raise OSError(errno.ENOSPC, f"no space left on device for the checkpoint at step {step} "
+                                    f"in {where}") from None
+    if lead:
+        write_text(folder / str(step) / FILE_DIGESTS, json.dumps(_file_digests(folder / str(step)), indent=1) + "\n")
+
+
 class RunDir:
     """The files of one run as it trains (the lead process writes; on other hosts a no-op).
     Create it while holding the run's lock (:func:`dwlib.store.exclusive` on ``.lock``)."""
@@ -302,25 +327,8 @@ class RunDir:
         if step in (self.manager.all_steps() or []):
             return
         self.sync()
-        if self.lead:
-            _check_space(self.path, step, state)
-        try:
-            with _orbax_quiet():
-                self.manager.save(step, args=ocp.args.Composite(
-                    state=ocp.args.StandardSave(state),
-                    meta=ocp.args.JsonSave({"step": step, "data": {**self.data, "next_step": step},
-                                            **self._digest()})))
-        except Exception as err:
-            if self.lead:
-                for tmp in (self.path / "checkpoints").glob(f"{step}.orbax-checkpoint-tmp*"):
-                    shutil.rmtree(tmp, ignore_errors=True)
-            if isinstance(err, OSError) or "No space left" not in str(err):
-                raise
-            raise OSError(errno.ENOSPC, f"no space left on device for the checkpoint at step {step} "
-                                        f"in {self.path}") from None
-        if self.lead:
-            step_dir = self.path / "checkpoints" / str(step)
-            write_text(step_dir / FILE_DIGESTS, json.dumps(_file_digests(step_dir), indent=1) + "\n")
+        _save(self.manager, self.path / "checkpoints", step, state,
+              {"step": step, "data": {**self.data, "next_step": step}, **self._digest()}, self.lead, where=self.path)
 
     def _digest(self) -> dict:
         """``{"metrics_sha256": ...}`` of the metrics written so far (by the lead process: the one
@@ -405,25 +413,8 @@ class GroupCheckpoint:
         """A checkpoint at ``step`` of the stacked ``state`` (``params``, ``opt_state``) with the
         curves up to it and the seconds trained so far; the older one is then deleted."""
         arrays = {k: state[k] for k in ("params", "opt_state")}
-        if self.lead:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            _check_space(self.folder, step, arrays)
         meta = {"step": step, "data": self.data, "curves": curves, "seconds": seconds}
-        try:
-            with _orbax_quiet():
-                self.manager.save(step, args=ocp.args.Composite(state=ocp.args.StandardSave(arrays),
-                                                                meta=ocp.args.JsonSave(meta)), force=True)
-        except Exception as err:
-            if self.lead:
-                for tmp in self.folder.glob(f"{step}.orbax-checkpoint-tmp*"):
-                    shutil.rmtree(tmp, ignore_errors=True)
-            if isinstance(err, OSError) or "No space left" not in str(err):
-                raise
-            raise OSError(errno.ENOSPC, f"no space left on device for the checkpoint at step {step} "
-                                        f"in {self.folder}") from None
-        if self.lead:
-            write_text(self.folder / str(step) / FILE_DIGESTS,
-                       json.dumps(_file_digests(self.folder / str(step)), indent=1) + "\n")
+        _save(self.manager, self.folder, step, arrays, meta, self.lead, where=self.folder, force=True)
 
     def remove(self) -> None:
         """Close and delete the checkpoints (the group's runs are committed)."""
