@@ -55,7 +55,7 @@ from dwlib.experiments import selection
 # apart from the runner so that the records and the command line read it without training code.
 from dwlib.experiments import sweep_state as base
 from dwlib.experiments.presets import Sweep, get_preset
-from dwlib.experiments.records import record
+from dwlib.experiments.records import record, stored_results
 from dwlib.store import exclusive
 from dwlib.train import data as data_lib
 from dwlib.train import rundir
@@ -97,7 +97,22 @@ def groups(sweep: Sweep, out: Path, shard: tuple[int, int] = (0, 1)) -> list[dic
     return out_groups
 
 
+def stored_rate(sweep: Sweep, p) -> float:
+    """The rate shape ``p`` chose in the published sweep ``sweep.rates_from``, chosen again from its
+    stored runs by that sweep's own grid seeds and exclusions; an error naming the shape if it has
+    none there (a shape that sweep lacks, or one whose every rate was barred)."""
+    parent = get_preset(sweep.rates_from)
+    c = selection.choose(stored_results(parent.name), parent.grid_seeds(), parent.exclude).get((p.depth, p.width))
+    if c is None or c["lr"] is None:
+        raise InputError(f"{sweep.name}: the shape of {p.depth} layers and width {p.width} has no chosen rate "
+                         f"in the stored sweep {parent.name}")
+    return c["lr"]
+
+
 def _point_groups(sweep: Sweep, p, out: Path) -> list[dict]:
+    if sweep.rates_from:  # one group: every seed at the rate this shape chose in the other sweep
+        lr = stored_rate(sweep, p)
+        return [{"point": p, "stage": 2, "rows": [_row(sweep.config(p, s, lr), p, out) for s in sweep.seeds]}]
     lrs = list(sweep.lrs) or [None]
     grid = [_row(sweep.config(p, s, lr), p, out) for s in sweep.grid_seeds() for lr in lrs]
     found = [{"point": p, "stage": 1, "rows": grid}]
@@ -415,12 +430,12 @@ def _next_group(sweep: Sweep, out: Path, shard, passed: set, queue: list | None 
     """The next group with runs to train, read afresh from the results directory (a group that
     has just trained may make the next one known: an extension, or the seeds at the chosen rate).
     Without ``extend_edges``: the grids of every shape first, then the seeds at the chosen rates.
-    With it: one budget at a time, from the smallest, each shape of it to the end (grid, rates
+    With it (or ``rates_from``): one budget at a time, from the smallest, each shape of it to the end (grid, rates
     beyond its edges, seeds), so that a sweep cut short holds whole pairs at its smaller budgets.
     ``queue``: the groups as planned (one run each, known from the start), taken in order."""
     found = [g for g in (groups(sweep, out, shard) if queue is None else queue)
              if any(r["state"] != "done" for r in g["rows"]) and _group_id(g) not in passed]
-    if sweep.extend_edges:
+    if sweep.extend_edges or sweep.rates_from:
         order = lambda g: (g["point"].target_budget, g["point"].depth, g["stage"])  # noqa: E731
     else:
         order = lambda g: g["stage"]  # noqa: E731 (a stable sort keeps the shapes' order)

@@ -95,6 +95,10 @@ class Sweep:
     ``exclude``: names of :data:`EXCLUSION_RULES`, applied to every run. ``trainer``: "single"
     (one run at a time, :func:`dwlib.train.loop.train`) or "group" (the runs of one shape
     together, :func:`dwlib.train.multi.train_group`, ``chunk`` steps per dispatch).
+    ``rates_from``: the name of a published sweep with a rate grid (``select_seeds``) whose shapes
+    are this sweep's: each shape trains its seeds at the rate it chose there (chosen again from
+    that sweep's stored runs, as its own runner chose it), in one group, one budget at a time from
+    the smallest. More seeds for a finished sweep, without training its grid again.
     """
 
     name: str
@@ -112,6 +116,7 @@ class Sweep:
     trainer: str = "single"
     chunk: int = 50
     extend_edges: bool = False  # see the class docstring
+    rates_from: str = ""  # see the class docstring
 
     def __post_init__(self):
         require(self.trainer in TRAINERS, f"trainer must be one of {', '.join(TRAINERS)}, got {self.trainer!r}")
@@ -127,6 +132,9 @@ class Sweep:
         require(not self.extend_edges or (self.select_seeds is not None and len(self.lrs) >= 2
                                           and sorted(self.lrs) == list(self.lrs)),
                 "extend_edges needs select_seeds and an increasing grid of at least two learning rates")
+        require(not self.rates_from or (not self.lrs and self.select_seeds is None and self.trainer == "group"),
+                "rates_from takes each shape's rate from another sweep: it needs trainer='group' and no rate "
+                "grid of its own (lrs empty, select_seeds None)")
         require(all(float(b) in map(float, self.budgets) for b, _ in self.tokens),
                 "every budget in tokens must be one of the sweep's budgets")
 
@@ -390,6 +398,16 @@ PRESETS["cpu-pairs-untied"] = dataclasses.replace(
     PRESETS["cpu-pairs"], name="cpu-pairs-untied", train={**PRESETS["cpu-pairs"].train, "tied": False},
     description="cpu-pairs with an untied output layer: depths 2, 4, 8 at budgets 100K-1.6M on linux-doc, a rate "
                 "chosen per shape inside its grid, six seeds, by the rule declared for cpu-pairs (CPU)")
+
+# Six more seeds (6 to 11) for cpu-pairs-untied, declared in its rule-file entry ("extension",
+# committed before any of these runs, after the six-seed reading met the half-width target at 7
+# of its 10 points): every shape of every budget, at the rate the shape chose in cpu-pairs-untied
+# (rates_from), every other setting derived from it, one group of six runs per shape.
+PRESETS["cpu-pairs-untied-extra"] = dataclasses.replace(
+    PRESETS["cpu-pairs-untied"], name="cpu-pairs-untied-extra", seeds=tuple(range(6, 12)), lrs=(),
+    select_seeds=None, extend_edges=False, rates_from="cpu-pairs-untied",
+    description="seeds 6-11 of cpu-pairs-untied at each shape's chosen rate: depths 2, 4, 8 at budgets "
+                "100K-1.6M on linux-doc, by the extension its rule-file entry declares (CPU)")
 
 
 def get_preset(name: str) -> Sweep:
