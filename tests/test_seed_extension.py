@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from dwlib.errors import InputError
-from dwlib.experiments import group_sweep, selection
+from dwlib.experiments import group_sweep, pairs, selection
 from dwlib.experiments.presets import Sweep, get_preset
 from dwlib.experiments.records import stored_results
+from dwlib.experiments.transition import reported
 
 ROOT = Path(__file__).resolve().parents[1]
 EXTRA, PARENT = get_preset("cpu-pairs-untied-extra"), get_preset("cpu-pairs-untied")
@@ -74,3 +75,33 @@ def test_the_stored_rates_are_the_rule_s_rate_choice():
 def test_rates_from_refuses_a_grid_of_its_own():
     with pytest.raises(InputError, match="rates_from"):
         dataclasses.replace(EXTRA, lrs=(1e-3, 2e-3))
+
+
+def _fake_extra(seed=6, lr_factor=1.0):
+    """Runs of seed ``seed`` for every shape: copies of the stored seed-0 runs at the chosen rate."""
+    out = []
+    for r in stored_results(PARENT.name):
+        if r["seed"] == 0 and r["chosen"]:
+            cfg = {**r["config"], "lr": r["config"]["lr"] * lr_factor, "seed": seed}
+            out.append({k: v for k, v in r.items() if not k.startswith("chosen")} | {"seed": seed, "config": cfg})
+    return out
+
+
+def test_the_extension_reads_as_runs_at_the_chosen_rate():
+    records = stored_results(PARENT.name)
+    both = pairs.with_extension(records, _fake_extra())
+    assert len(both) == len(records) + 15
+    added = both[len(records):]
+    assert all(r["chosen"] and r["seed"] == 6 for r in added)
+    assert len(reported(both)) == len(reported(records)) + 15
+    # the pairs read the new seed: one more gap per point
+    rows = pairs.points(reported(both), 2, 4, 0.95)
+    assert all(len(r["gaps"]) == 7 and 6 in r["gaps"] for r in rows)
+
+
+def test_an_extension_run_at_another_rate_or_seed_is_refused():
+    records = stored_results(PARENT.name)
+    with pytest.raises(InputError, match="not at the chosen rate"):
+        pairs.with_extension(records, _fake_extra(lr_factor=2.0))
+    with pytest.raises(InputError, match="repeats seed 0"):
+        pairs.with_extension(records, _fake_extra(seed=0))

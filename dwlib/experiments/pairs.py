@@ -132,6 +132,24 @@ def pair_verdict(rows: list[dict]) -> dict:
             "no_better": sorted(by[WORSE] + by[UNRESOLVED]), "budgets": [r["target_budget"] for r in rows]}
 
 
+def with_extension(records: list[dict], extra: list[dict]) -> list[dict]:
+    """The records of a sweep that chose a rate per shape (marked by
+    :func:`dwlib.experiments.selection.mark`) and those of its seed extension (a sweep trained at
+    those rates: ``rates_from``), as one sweep's: each extension run marked as a run at its shape's
+    chosen rate, once checked to be one, and at a seed the sweep does not have."""
+    chosen = {(r["depth"], r["width"]): r for r in records if r.get("chosen")}
+    seeds = {r["seed"] for r in records}
+    out = list(records)
+    for r in extra:
+        base = chosen.get((r["depth"], r["width"]))
+        require(base is not None and r["config"]["lr"] == base["chosen_lr"],
+                f"run {r.get('key', '?')} of the extension is not at the chosen rate of its shape "
+                f"({r['depth']} layers, width {r['width']})")
+        require(r["seed"] not in seeds, f"run {r.get('key', '?')} of the extension repeats seed {r['seed']}")
+        out.append({**r, "chosen_lr": base["chosen_lr"], "chosen": True, "chosen_at_edge": base["chosen_at_edge"]})
+    return out
+
+
 def power(rows: list[dict], target: float) -> dict:
     """How many points have a half-width of at most ``target``, of how many."""
     ok = sum(r["half_width"] is not None and r["half_width"] <= target for r in rows)
