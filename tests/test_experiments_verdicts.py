@@ -63,9 +63,23 @@ def test_a_split_shape_is_found_from_the_runs_and_its_caveat_is_carried():
     b, L, gap = sorted(split)[0]
     assert (f"At {fmt.count(b)} the {L}-layer network's six seeds split" in text
             or (f"of the {L}-layer network at {fmt.count(b)}" in text and "split at their chosen rate" in text))
-    assert f"{abs(gap):.2f}" in text and "on average" in text and "measure of depth" in text
+    assert f"{abs(gap):.2f}" in text and "on average" in text
     pair = next(f"{s} vs {d}" for s, d in RULE["pairs"] if L in (s, d))
-    assert f"of {pair}" in caveat and f"at {fmt.count(b)} is no measure of depth" in caveat
+    assert f"of {pair}" in caveat
+    # what the split leaves of the gap, recomputed: its sign stands when every seed's gap and the
+    # interval of the seeds that did not choose the rate lie on one side of zero; else nothing
+    shapes = _complete_shapes()
+    s_, d_ = (int(x) for x in pair.split(" vs "))
+    gaps = [shapes[(b, d_)][k] - shapes[(b, s_)][k] for k in shapes[(b, s_)]]
+    later = [shapes[(b, d_)][k] - shapes[(b, s_)][k] for k in shapes[(b, s_)] if k > 1]
+    lo, hi = np.mean(later) - _half(later), np.mean(later) + _half(later)
+    kept = (all(g > 0 for g in gaps) and lo > 0) or (all(g < 0 for g in gaps) and hi < 0)
+    if kept:
+        assert f"the gap's size uncertain by about {abs(gap):.2f} nats, not its sign" in text
+        assert f"the gap of {pair} at {fmt.count(b)} keeps its sign" in caveat
+        assert f"{np.mean(later):+.3f}".replace("-", "\N{MINUS SIGN}") in text
+    else:
+        assert "measure of depth" in text and f"at {fmt.count(b)} is no measure of depth" in caveat
     # the chapter's opening counts the points that rest on split seeds and leaves the account below
     n = sum(len(p["points"]) for p in figure2.reading()["pairs"])
     k = pv.split_points()
@@ -78,7 +92,8 @@ def test_a_split_shape_is_found_from_the_runs_and_its_caveat_is_carried():
         assert f"{s} vs {d}, the {depth}-layer network's seeds split" in rest
     assert "seeds split" not in rest or at_smallest
     assert caveat not in rest
-    assert fmt.count(b) in pv.split_pointer() and "no measure of depth" in pv.split_pointer()
+    assert fmt.count(b) in pv.split_pointer()
+    assert ("no measure of depth" in pv.split_pointer()) != ("not its sign" in pv.split_pointer())
     smallest = min(pv.read(pv.lead())["budgets"])  # the row reads the smallest size, so its caveat is that size's
     book = claims.worse_row()["book"]
     for (s, d, at), depth in pv.split_at().items():
@@ -152,8 +167,13 @@ def test_the_introductions_statement_counts_the_declared_points_and_says_where_t
     verdicts = [x["verdict"] for p in r["pairs"] for x in p["points"]]
     assert "Figure 2" in text and "declared" in text and "GPU pilot" not in text
     worse, better = verdicts.count(pairs.WORSE), verdicts.count(pairs.BETTER)
-    assert f"worse at {worse} of the {len(verdicts)} (pair, size) points" in text
-    assert f"not resolved at {len(verdicts) - worse - better} and better at {better or 'none'}" in text
+    unresolved = len(verdicts) - worse - better
+    if worse == len(verdicts):
+        assert f"the deeper network is worse at all {worse} (pair, size) points" in text
+    else:
+        assert (f"worse at {worse or 'none'} of the {len(verdicts)} (pair, size) points, not resolved at "
+                f"{unresolved or 'none'} and better at {better or 'none'}") in text
+    assert "at 0" not in text
     power = r["power"]
     assert f"is reached at {power['within']} of the {power['points']} points" in text
     assert "rather than comparably" not in text

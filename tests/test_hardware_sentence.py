@@ -22,7 +22,7 @@ def test_one_machine_is_named_from_the_records():
     records = stored_results("cpu-pairs")
     machines = {(r["hardware"]["backend"], r["hardware"]["cpu_count"]) for r in records}
     if machines == {("cpu", 2)}:
-        assert figure2.hardware_sentence("cpu-pairs") == "The CPU doubling-pairs sweep trains on a 2-core CPU in float32."
+        assert figure2.hardware_sentence("cpu-pairs") == "The tied doubling-pairs sweep trains on a 2-core CPU in float32."
     else:  # published with runs from another machine: counted, with the stored check
         assert "of its runs on a 2-core CPU and" in figure2.hardware_sentence("cpu-pairs")
     assert figure2.hardware_sentence("gpu-slice") == "The GPU pilot trains on one NVIDIA H200 in bfloat16."
@@ -37,7 +37,7 @@ def test_runs_split_between_machines_are_counted_per_size_with_the_parity_check(
     monkeypatch.setattr(figure2, "packaged_json", lambda *parts: parity)
     monkeypatch.setattr(figure2, "_seed_std", lambda name: 0.0512)
     text = figure2.hardware_sentence("cpu-pairs")
-    assert text.startswith("The CPU doubling-pairs sweep trains in float32: 3 of its runs on a 2-core CPU and "
+    assert text.startswith("The tied doubling-pairs sweep trains in float32: 3 of its runs on a 2-core CPU and "
                            "3 on one NVIDIA H200 (3 of the 4 runs at 1.6M).")
     assert "six runs first trained on a 2-core CPU matched their held-out losses within 0.00031 nats" in text
     assert "a median spread of 0.051 nats" in text

@@ -46,13 +46,13 @@ def test_span_says_at_for_one_size_and_from_to_for_a_range():
 
 
 @pytest.mark.parametrize("done, some, expected", [
-    ([1e5], [2e5], "The stored results of the CPU doubling-pairs sweep hold every seed of every depth at 100K "
+    ([1e5], [2e5], "The stored results of the tied doubling-pairs sweep hold every seed of every depth at 100K "
                    "non-embedding parameters, the size the verdicts read; some runs at 200K, which the verdicts "
                    "do not use; and no run at 400K, 800K or 1.6M."),
-    ([1e5, 2e5, 4e5], [], "The stored results of the CPU doubling-pairs sweep hold every seed of every depth at "
+    ([1e5, 2e5, 4e5], [], "The stored results of the tied doubling-pairs sweep hold every seed of every depth at "
                           "100K, 200K and 400K non-embedding parameters, the sizes the verdicts read; and no run at "
                           "800K or 1.6M."),
-    ([1e5, 2e5, 4e5, 8e5, 1.6e6], [], "The stored results of the CPU doubling-pairs sweep hold every seed of every "
+    ([1e5, 2e5, 4e5, 8e5, 1.6e6], [], "The stored results of the tied doubling-pairs sweep hold every seed of every "
                                       "depth at 100K, 200K, 400K, 800K and 1.6M non-embedding parameters, the sizes "
                                       "the verdicts read."),
 ])
@@ -116,7 +116,9 @@ def test_power_states_the_half_widths_and_what_falling_short_means():
     two = _reading([_pair(2, 4, [_point(1e5, -0.06, 0.155), _point(2e5, 0.1, 0.02)]),
                     _pair(4, 8, [_point(1e5, 0.2, 0.039), _point(2e5, 0.1, 0.01)])])
     assert "(for 2 vs 4 and 4 vs 8: 0.155 and 0.039 nats at 100K; 0.020 and 0.010 at 200K)" in pv.power_sentence(two)
-    assert "short of the target" in text and "cannot be told from zero" in text
+    assert "short of the target" in text and "only a gap larger than it could be resolved" in text
+    # what the shortfall does: an interval around zero leaves its point open
+    assert "one of the two intervals contains zero (half-width 0.155 nats), so there the verdict stays open" in text
     ok = _reading([_pair(2, 4, [_point(1e5, -0.06, 0.02)])])
     assert pv.power_sentence(ok).endswith("meeting the target.")
     # two of the points read miss the target: with 10 planned, 8 can still meet 75%; with 6, not
@@ -208,7 +210,7 @@ def test_the_result_says_not_resolved_and_what_the_seeds_without_the_rate_choice
     sub = figure2.chart_conclusion(r)
     assert sub == "2 vs 4: not resolved (-0.061 \u00b1 0.155); 4 vs 8: deeper worse (+0.215 \u00b1 0.039); one size, no curve"
     cap = figure2.caption(r, later, (2, 3, 4, 5))
-    assert cap.startswith("At the first size of the CPU doubling-pairs sweep, 100K non-embedding parameters, one "
+    assert cap.startswith("At the first size of the tied doubling-pairs sweep, 100K non-embedding parameters, one "
                           "size cannot show a transition, and the deeper network is resolved better at none of the 2 "
                           "points (on seeds 2 to 5 alone, which did not choose the rates, at one: 2 vs 4 at 100K). "
                           "It is worse at 1, where the paper expects the two to perform comparably, and not resolved "
@@ -281,13 +283,13 @@ def test_the_second_design_is_read_on_its_own_and_said_with_its_reason(monkeypat
     text = figure2.second_sentence(u)
     design = figure2.second_design_sentence()
     assert "never pooled with the tied design" in design and "output layer of its own" in design
-    assert text.startswith("It has complete results at one of the five sizes (100K).")
+    assert text.startswith("The second design has complete results at one of the five sizes (100K).")
     # the reading without the rate-choosing seeds, as the rule asks: same, or where it changes
     same = figure2.second_sentence(u, later=u, seeds=(2, 3, 4, 5))
     assert same.endswith("On seeds 2 to 5 alone, which did not choose the rates, every verdict is the same.")
     other = _reading([_pair(2, 4, [_point(1e5, 0.0, 0.02)]), _pair(4, 8, [_point(1e5, 0.01, 0.04)])])
     changed = figure2.second_sentence(u, later=other, seeds=(2, 3, 4, 5))
-    assert changed.endswith("the verdict changes at 2 vs 4 at 100K.")
+    assert changed.endswith("the verdict changes at 2 vs 4 at 100K from deeper worse to not resolved (+0.000 \N{PLUS-MINUS SIGN} 0.020 nats).")
     assert ("By the rule, the 4-layer network is worse than the 2-layer network at 100K; the 8-layer network is "
             "not resolved from the 4-layer network at 100K. The table below") in text
     table = figure2.points_table(u)
@@ -337,12 +339,13 @@ def test_when_the_untied_design_leads_the_chapter_says_so(monkeypatch):
     try:
         assert pv.second() == "cpu-pairs"
         assert figure2.output_clause().startswith("an output layer of its own")
-        assert "read through an output layer of its own" in figure2.embedding_sentence()
+        said = figure2.embedding_sentence()
+        assert "through an output layer of its own" in said and "in the untied design" in said
         design = figure2.second_design_sentence()
         assert "The first tied the output layer to the input embedding" in design
         assert "the first design's results follow" in design
         text = figure2.second_sentence()
-        assert text.startswith("It has complete results at")
+        assert text.startswith("The first design has complete results at")
         assert "the untied doubling-pairs sweep" in figure2.caption() or "the untied" in figure2.takeaway_sentence()
         assert list(discussion.sweeps())[:2] == ["cpu-pairs-untied", "cpu-pairs"]
         n = figure2.numbers()
@@ -356,3 +359,35 @@ def test_when_the_untied_design_leads_the_chapter_says_so(monkeypatch):
     finally:
         figure2.reading.cache_clear()
         claims._readings.cache_clear()
+
+
+def test_the_precision_clause_says_what_a_shortfall_does_to_the_verdicts():
+    """Short of the target with every interval clear of zero: the shortfall moves no verdict, with
+    the interval end nearest zero; with an interval around zero, the verdict there stays open."""
+    clear = _reading([_pair(2, 4, [_point(1e5, 0.1, 0.05), _point(2e5, 0.2, 0.01)]),
+                      _pair(4, 8, [_point(1e5, 0.3, 0.04), _point(2e5, 0.1, 0.02)])])
+    text = pv.precision_clause(clear)
+    assert text.startswith("the paired 95% half-width is at most 0.03 nats at two of the four points, short of the "
+                           "rule's target of three quarters, but every interval lies above zero (the lowest end at "
+                           "+0.050 nats), so the shortfall moves no verdict")
+    assert "no verdict" in pv.precision_clause(clear, brief=True) and "lowest end +0.050" in pv.precision_clause(
+        clear, brief=True)
+    assert pv.precision_clause(clear, short=True) == ("half-width within 0.03 nats at 2 of 4 points (short of the "
+                                                      "target); every interval above zero")
+    open_ = _reading([_pair(2, 4, [_point(1e5, 0.01, 0.05), _point(2e5, 0.2, 0.01)]),
+                      _pair(4, 8, [_point(1e5, 0.3, 0.04), _point(2e5, 0.1, 0.02)])])
+    text = pv.precision_clause(open_)
+    assert "one of the four intervals contains zero (half-width 0.050 nats), so there the verdict stays open" in text
+    assert "moves no verdict" not in text
+    met = _reading([_pair(2, 4, [_point(1e5, 0.1, 0.02)])])
+    assert pv.precision_clause(met).endswith("meeting the rule's target of three quarters")
+    assert pv.precision_consequence(met) == ""
+
+
+def test_regime_one_when_every_point_is_worse_is_one_finding_said_without_the_sizes():
+    r = _reading([_pair(2, 4, [_w(1e5), _w(2e5)]), _pair(4, 8, [_w(1e5), _w(2e5)])])
+    text = pv.regime_summary(r)
+    assert "joins two different findings" not in text and "100K" not in text
+    assert "at all 4 points the deeper network is resolved worse" in text and "perform comparably" in text
+    mixed = pv.regime_summary(_reading([_pair(2, 4, [_w(1e5), _u(2e5)]), _pair(4, 8, [_w(1e5), _w(2e5)])]))
+    assert "joins two different findings" in mixed and "2 vs 4 at 200K is not resolved" in mixed

@@ -15,6 +15,7 @@ from dwlib.errors import InputError
 from dwlib.experiments import group_sweep, pairs, selection
 from dwlib.experiments.presets import Sweep, get_preset
 from dwlib.experiments.records import stored_results
+from dwlib.book import pairs_verdicts as pv
 from dwlib.experiments.transition import reported
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,3 +106,75 @@ def test_an_extension_run_at_another_rate_or_seed_is_refused():
         pairs.with_extension(records, _fake_extra(lr_factor=2.0))
     with pytest.raises(InputError, match="repeats seed 0"):
         pairs.with_extension(records, _fake_extra(seed=0))
+
+
+def _stand_in_extension(budgets=None, shift=None):
+    """Seeds 6 to 11 for every shape (at ``budgets`` only, when given): the stored runs of seeds 0
+    to 5 at the chosen rate under new seeds, ``shift`` (depth, budget) -> added to that shape's
+    held-out loss."""
+    out = []
+    for r in stored_results(PARENT.name):
+        if r["chosen"] and (budgets is None or r["target_budget"] in budgets):
+            loss = r["eval_loss"] + (shift or {}).get((r["depth"], r["target_budget"]), 0.0)
+            out.append({k: v for k, v in r.items() if not k.startswith("chosen")}
+                       | {"seed": r["seed"] + 6, "config": {**r["config"], "seed": r["seed"] + 6}, "eval_loss": loss,
+                          "key": f"stand-in-{r['key']}"})
+    return out
+
+
+@pytest.fixture
+def extension(monkeypatch):
+    """Publish a stand-in extension to the book's reader: call with the runs."""
+    real = pv.stored_results
+
+    def use(runs):
+        monkeypatch.setattr(pv, "stored_results", lambda name: runs if name == EXTRA.name else real(name))
+    return use
+
+
+def test_no_chapter_reads_an_extension_before_every_size_has_its_new_seeds(extension):
+    extension(_stand_in_extension(budgets={1e5, 2e5}))
+    assert pv.extended(PARENT.name) is None
+    assert pv.extension_sentence(PARENT.name).endswith(
+        "the six-seed reading stays the declared one, and the book reads the added seeds once every size has them.")
+    assert pv.extension_clause(pv.read(PARENT.name)) == ""
+
+
+def test_a_complete_extension_is_read_on_twelve_seeds_beside_the_declared_six(extension):
+    extension(_stand_in_extension())
+    x = pv.extended(PARENT.name)
+    assert x["new"] == tuple(range(6, 12)) and x["later_seeds"] == tuple(range(2, 12))
+    assert all(len(q["gaps"]) == 12 for p in x["all"]["pairs"] for q in p["points"])
+    assert x["six"]["power"] == pv.read(PARENT.name)["power"]  # the declared reading is untouched
+    # the same gaps twice over: every interval narrower, every verdict the same
+    for p, q in zip(x["six"]["pairs"], x["all"]["pairs"]):
+        for a, b in zip(p["points"], q["points"]):
+            assert b["half_width"] < a["half_width"] and a["verdict"] == b["verdict"]
+    text = pv.extension_sentence(PARENT.name)
+    assert "written after this six-seed reading fell short of the precision target" in text
+    assert "trains seeds 6 to 11 of every shape at its chosen rate" in text
+    p = x["all"]["power"]
+    assert f"On all {pv.words(12)} seeds the half-width is at most 0.03 nats at {pv.count_of(p['within'], 10, 'point')}" in text
+    assert "Every verdict is the one the fewer seeds give." in text and "seeds 2 to 11 alone" in text
+    clause = pv.precision_clause(pv.read(PARENT.name))
+    assert clause.endswith(f"on all {pv.words(12)} seeds (six more per shape, declared after that reading) the "
+                           f"half-width is within the target at {pv.count_of(p['within'], 10, 'point')}, "
+                           f"{'meeting' if pv.meets_target(x['all']) else 'still short of'} it")
+    assert pv.precision_clause(pv.read(PARENT.name), brief=True).endswith(f"; on {pv.words(12)} seeds, {p['within']} of 10")
+    # the clause follows only the declared reading, never a reading of other seeds
+    assert pv.extension_clause(pv.read(PARENT.name, seeds=(2, 3, 4, 5))) == ""
+    assert pv.extension_clause(x["all"]) == ""
+
+
+def test_a_verdict_the_new_seeds_change_is_named(extension):
+    # the new seeds put the 4-layer network far ahead at 100K: 2 vs 4 there is no longer resolved
+    extension(_stand_in_extension(shift={(4, 1e5): -0.25}))
+    text = pv.extension_sentence(PARENT.name)
+    assert "differs from the fewer seeds'" in text or "differ from the fewer seeds'" in text
+    assert "at 100K the 4-layer network is not resolved from the 2-layer one, where all six seeds put it behind" \
+        in text
+
+
+def test_a_design_without_a_declared_extension_says_nothing_of_one():
+    assert pv.extension_entry("cpu-pairs") is None and pv.extension_sentence("cpu-pairs") == ""
+    assert pv.extension_clause(pv.read("cpu-pairs")) == ""

@@ -71,3 +71,36 @@ def test_no_paragraph_of_the_experiments_chapter_is_left_empty_whichever_design_
         for part, text in figure2.provenance_parts(design).items():
             key = f"fx_{figure2.PROVENANCE_PREFIX[design]}_{part}"
             assert key in numbers and (key in shown or not text), f"{key} says something the chapter does not show"
+
+
+@pytest.mark.parametrize("lead", pv.DESIGNS)
+def test_every_chapter_that_reports_the_verdicts_says_the_precision_and_what_it_does(monkeypatch, lead):
+    """Whichever design leads, the Result, the figure's caption, the Takeaway, the claims chapter
+    and the Discussion say how many points meet the rule's precision target and, computed, what
+    the shortfall does: no verdict moved when every interval lies clear of zero (with the lowest
+    end), otherwise the intervals that contain zero (the caption leaves those to its counts)."""
+    from dwlib.book import claims, discussion
+    monkeypatch.setattr(pv, "lead", lambda: lead)
+    figure2.reading.cache_clear()
+    claims._readings.cache_clear()
+    try:
+        r = figure2.reading()
+        power, pts = r["power"], [x for q in r["pairs"] for x in q["points"]]
+        if pv.meets_target(r):
+            return
+        clear = all(x["low"] > 0 for x in pts)
+        texts = {"result": figure2.result_sentence(r, "head"), "caption": figure2.caption(),
+                 "takeaway": figure2.takeaway_sentence(r), "claims": claims.coverage_sentence(),
+                 "claims caption": claims.figure_caption(), "discussion": discussion.precision_sentence()}
+        low = pv.signed(min(x["low"] for x in pts))
+        for where, text in texts.items():
+            assert f"{pv.words(power['within'])} of" in text or f" {power['within']} of" in text, where
+            if clear:
+                assert ("moves no verdict" in text or "no verdict moves" in text) and low in text, where
+            elif where != "caption":
+                assert "contain zero" in text and "moves no verdict" not in text, where
+        assert pv.NAMES[lead] in texts["result"] and pv.NAMES[lead] in texts["takeaway"]
+        assert f"target met at {power['within']} of {power['points']} points" in claims.worse_row()["book"]
+    finally:
+        figure2.reading.cache_clear()
+        claims._readings.cache_clear()

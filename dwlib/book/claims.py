@@ -355,10 +355,29 @@ def worse_row() -> dict:
             notes.setdefault((a["shallow"], a["deep"]), []).append(
                 f"{_SMALL_WORDS[b['reading']]} on seeds {min(later)} to {max(later)} alone")
     text = (f"{_declared_at(mine)}: {_pair_readings(mine, {k: '; '.join(v) for k, v in notes.items()})} "
-            f"({EVIDENCE})")
+            f"({EVIDENCE}){_precision_note()}")
     return _row("at small sizes a deeper network does worse (the authors' summary)", "experiments",
                 f"worse at small enough widths {SUMMARY}", text, worse_verdict([x["reading"] for x in mine]),
                 "experiments")
+
+
+def _precision_note() -> str:
+    """The declared sweep's precision in a few words, for a row that reads it: where it falls short
+    of the rule's target, how many points meet it, and, when every interval lies clear of zero,
+    that no verdict hinges on it ('' when the target is met)."""
+    r = pairs_verdicts.read(pairs_verdicts.lead())
+    if not r["power"]["points"] or pairs_verdicts.meets_target(r):
+        return ""
+    clear = pairs_verdicts.precision_consequence(r).startswith("every")
+    return (f"; half-width target met at {r['power']['within']} of {r['power']['points']} points"
+            + (", no verdict hinging on it" if clear else ""))
+
+
+def precision_sentence() -> str:
+    """The declared sweep's precision against the rule's target, and what a shortfall does to its
+    verdicts, as a sentence ('' when nothing is read)."""
+    clause = pairs_verdicts.precision_clause(pairs_verdicts.read(pairs_verdicts.lead()))
+    return f"{fmt.capitalised(clause.replace(' points,', ' (pair, size) points,', 1))}." if clause else ""
 
 
 def experiments_later_seeds() -> tuple[int, ...]:
@@ -702,8 +721,25 @@ def figure_caption(table: list[dict] | None = None) -> str:
                    "and none of the trained claims the book could test holds in full at the sizes trained here"
                    if not borne else f"and {pairs_verdicts.of(borne, len(trained), 'trained claim', 'holds', 'hold')} "
                    "in full at the sizes trained here")
-    return (f"{arithmetic}; {theory}; {experiments}. Each mark is one claim of the table below, in a row by what "
-            "its check rests on, coloured and shaped by the book's verdict; point at or tap a mark to read its claim.")
+    return (f"{arithmetic}; {theory}; {experiments}.{_caption_precision()} Each mark is one claim of the table "
+            "below, in a row by what its check rests on, coloured and shaped by the book's verdict; point at or tap a "
+            "mark to read its claim.")
+
+
+def _caption_precision() -> str:
+    """For the figure's caption: the precision of the sweep the trained rows read, where it falls
+    short of the rule's target, and whether that moves a verdict ('' when the target is met)."""
+    lead = pairs_verdicts.lead()
+    r = pairs_verdicts.read(lead)
+    p = r["power"]
+    if not p["points"] or pairs_verdicts.meets_target(r):
+        return ""
+    then = pairs_verdicts.precision_consequence(r)
+    tail = f", but {then}" if then.startswith("every") else f"; {then}"
+    return (f" The sweep behind the rows on the paper's Figure 2, {pairs_verdicts.NAMES[lead]}, reaches the "
+            f"rule's precision at "
+            f"{pairs_verdicts.words(p['within'])} of its {pairs_verdicts.words(p['points'])} points, short of the "
+            f"target{tail}.")
 
 
 def figure2_sentence(table: list[dict]) -> str:
@@ -729,10 +765,12 @@ def coverage_sentence() -> str:
     if not done:
         return f"{name} has no size with results for every seed of every depth, so its rows give it no verdict."
     where = pairs_verdicts.span(done, planned)
-    count = (f"all {len(done)} of its sizes" if len(done) == len(planned) else
+    count = (f"all {pairs_verdicts.words(len(done))} of its sizes" if len(done) == len(planned) else
              f"{len(done)} of the {len(planned)} sizes it was designed for")
+    precision = precision_sentence() if len(done) * len(pairs.rule(pairs_verdicts.lead())["pairs"]) > 1 else ""
     return (f"{name} has complete results at {count} ({where[where.index(' ') + 1:]} non-embedding parameters), "
-            f"and its verdicts in the table cover {'that size' if len(done) == 1 else 'those sizes'}.")
+            f"and its verdicts in the table cover {'that size' if len(done) == 1 else 'those sizes'}."
+            + (f" {precision}" if precision else ""))
 
 
 def numbers(table: list[dict] | None = None) -> dict:
@@ -747,7 +785,7 @@ def numbers(table: list[dict] | None = None) -> dict:
             "cl_summary": tally_sentence(table), "cl_takeaway": takeaway(table),
             "cl_figure2": figure2_sentence(table) if any(r["claim"].startswith("past a transition size")
                                                           for r in table) else "",
-            "cl_coverage": coverage_sentence(),
+            "cl_coverage": coverage_sentence(), "cl_lead": pairs_verdicts.NAMES[pairs_verdicts.lead()],
             "cl_target": pairs.rule(pairs_verdicts.RULE_SWEEP)["half_width_target"],
             # the two arithmetic rows the chapter names as examples of their kind
             "cl_example_width": bounds.PAPER_COROLLARY1["width"],

@@ -176,6 +176,16 @@ def gap_table() -> Table:
     return Table(frame, None, note=NARROW_NOTE if narrow else None)
 
 
+def precision_sentence() -> str:
+    """The precision the leading design reached against its rule's target, and what a shortfall does
+    to its verdicts, in one sentence ('' when nothing is read)."""
+    clause = pv.precision_clause(pv.read(pv.lead()))
+    if not clause:
+        return ""
+    clause = clause.replace(" points,", " (pair, size) points,", 1)
+    return f"In {pv.NAMES[pv.lead()]}, the design that chapter leads with, {clause}."
+
+
 def rule_scope() -> str:
     """Where the doubling sweep enters the table: the sizes its rule reads, in one sentence."""
     done = pv.read(pv.lead())["budgets"]
@@ -293,7 +303,7 @@ def numbers() -> dict:
         "ds_below_sep_text": ((("in neither" if len(both_below) == 2 else "in none of them")
                                if not sum(map(separated, both_below)) else
                                f"in {sum(map(separated, both_below))} of the {len(both_below)}")),
-        "ds_rule_cross": pv.of(n_rule_cross, n_rule, "pair", "crosses"),
+        "ds_rule_cross": pv.of(n_rule_cross, n_rule, "pair", "crosses"), "ds_precision": precision_sentence(),
         "ds_lr_seeds": _seeds_text(lr_records),
         "ds_below_worse": worse_text(both_below),
         # the Takeaway's sentence on the pairs below their thresholds

@@ -119,15 +119,24 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
                       f"at {pv.words(len(later))}: {fmt.listed(later)})"))
     rest = []
     if n[pairs.WORSE]:
-        rest.append(f"worse at {n[pairs.WORSE]}, where the paper expects the two to perform comparably")
+        every = "all " if n[pairs.WORSE] == len(points) > 2 else ""
+        rest.append(f"worse at {every}{n[pairs.WORSE]}, where the paper expects the two to perform comparably")
     if n[pairs.UNRESOLVED]:
         rest.append(f"not resolved at {n[pairs.UNRESOLVED]}")
-    text = f"{head}, and {better}." + (f" It is {', and '.join(rest)}." if rest and len(points) > 1 else "")
+    if n[pairs.WORSE] == len(points) > 1 and not later:  # one finding: said once
+        text = (f"{head}, and the deeper network is resolved worse at all {len(points)} points, where the paper "
+                "expects the two to perform comparably.")
+    else:
+        text = f"{head}, and {better}." + (f" It is {', and '.join(rest)}." if rest and len(points) > 1 else "")
+    precision = pv.precision_clause(r, brief=True) if len(points) > 1 else ""
+    if precision:
+        text += f" {fmt.capitalised(precision)}."
     split = [g for g in pv.seed_groups(pv.lead()) if g["split"]] if others is not None else []
     if split:
-        text += (" Where a shape's seeds split at its chosen rate ("
-                 + fmt.listed([f"the {g['depth']}-layer network at {fmt.count(g['target_budget'])}" for g in split])
-                 + "), the gap is no measure of depth.")
+        text += (" Where a shape's seeds split ("
+                 + fmt.listed([f"the {g['depth']}-layer network at {fmt.count(g['target_budget'])} by "
+                               f"{abs(g['mean_split']):.2f} nats" for g in split])
+                 + f"), {pv.split_effect_clause(split, pv.lead())}.")
     return f"{text} {layout}"
 
 
@@ -153,12 +162,35 @@ def authors_reach(r: dict | None = None) -> str:
             parts.append(f"{name} holds the sweep's {'size' if len(inside) == 1 else 'sizes'} {pv._sizes(inside)}"
                          + ("" if len(done) == len(inside) else
                             ", which do not have all their runs yet" if not done else
-                            f", of which {pv._sizes(done)} {'has' if len(done) == 1 else 'have'} all their runs"))
+                            f", of which {pv._sizes(done)} {'has' if len(done) == 1 else 'have'} all their runs")
+                         + _inside_verdicts(r, s, d, done))
         elif above:
             parts.append(f"{name} lies below the sweep's sizes above {fmt.count(above[0])}")
         else:
             parts.append(f"{name} lies beyond the sweep's largest size, {fmt.count(sizes_[-1])}")
     return fmt.capitalised("; ".join(parts)) + "."
+
+
+def _inside_verdicts(r: dict, s: int, d: int, budgets) -> str:
+    """What the rule reads at the sizes inside a pair's range from the authors' fit, as a clause:
+    where the deeper network is worse at each and better at none, that a transition, if any, lies
+    above the largest of them (by the rule a transition needs the deeper network ahead at every
+    larger size); '' when none is read."""
+    pts = [x for p in r["pairs"] if (p["shallow"], p["deep"]) == (s, d) for x in p["points"]
+           if x["target_budget"] in budgets]
+    if not pts:
+        return ""
+    worse = [x["target_budget"] for x in pts if x["verdict"] == pairs.WORSE]
+    better = [x["target_budget"] for x in pts if x["verdict"] == pairs.BETTER]
+    if better:
+        return f", where the deeper network is better at {pv._sizes(better)}"
+    if not worse:
+        return ", where the deeper network is not resolved from the shallower one"
+    said = ("worse at both" if len(pts) == 2 == len(worse) else "worse at each" if len(worse) == len(pts) > 2
+            else "worse" if len(pts) == 1 else f"worse at {pv._sizes(worse)} and not resolved at the other"
+            + ("s" * (len(pts) - len(worse) > 1)))
+    return (f", where the deeper network is {said}, so a {s} vs {d} transition, if there is one, lies above "
+            f"{fmt.count(max(worse))}")
 
 
 def bounds_rows(sweep: str | None = None, shallow_deep=None, budgets=None) -> list[dict]:
@@ -359,18 +391,20 @@ def result_sentence(r: dict | None = None, part: str = "all") -> str:
         joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + ", and " + parts[-1]
         bits.append(f"in {name} the deeper network is {joined}")
     points = [x["verdict"] for p in r["pairs"] for x in p["points"]]
-    n_worse, n_better = points.count(pairs.WORSE), points.count(pairs.BETTER)
+    n_better = points.count(pairs.BETTER)
     narrow = widths_below()
     crossed = pv.crossing(r)
-    head = (("Neither pair crosses" if len(r["pairs"]) == 2 else "No pair crosses") if not crossed else
-            fmt.capitalised(pv.of(len(crossed), len(r["pairs"]), "pair", "crosses")))
-    head += (f" by the declared rule: {where} non-embedding parameters the deeper network is "
-             f"{'better at none' if not n_better else f'better at {n_better}'} of the {len(points)} (pair, size) points "
-             f"and worse at {n_worse}"
-             + (", while the paper reports that at small sizes the two perform comparably; "
-                f"{narrow[0]} of the {narrow[1]} networks are narrower than 200, the width the paper's Figure 1 calls "
-                "sufficient." if worse and not n_better
-                else "."))
+    head = (("neither pair crosses" if len(r["pairs"]) == 2 else "no pair crosses") if not crossed else
+            pv.of(len(crossed), len(r["pairs"]), "pair", "crosses"))
+    head = (f"In {design_name()}, {head} by the declared rule: {where} non-embedding parameters the deeper network "
+            f"is {counts_phrase(r)}"
+            + (", while the paper reports that at small sizes the two perform comparably; "
+               f"{narrow[0]} of the {narrow[1]} networks are narrower than 200, the width the paper's Figure 1 calls "
+               "sufficient." if worse and not n_better
+               else "."))
+    precision = pv.precision_clause(r)
+    if precision and len(points) > 1:
+        head += f" {fmt.capitalised(precision)}."
     planned = sorted(get_preset(pv.lead()).budgets)
     missing = [b for b in planned if b not in r["budgets"]]
     text = f"{head} {fmt.capitalised('; '.join(bits))}."
@@ -384,6 +418,38 @@ def result_sentence(r: dict | None = None, part: str = "all") -> str:
     return {"all": text, "head": head, "detail": text[len(head):].strip()}[part]
 
 
+def design_name(sweep: str | None = None) -> str:
+    """A design by its name and what sets it apart, for the places that first name it: 'the untied
+    doubling-pairs sweep, whose output layer is a matrix of its own'."""
+    sweep = sweep or pv.lead()
+    return pv.NAMES[sweep] + (", whose output layer is the transposed input embedding" if tied(sweep) else
+                              ", whose output layer is a matrix of its own")
+
+
+def lead_sentence() -> str:
+    """Which design the verdicts that follow are, and where the other one is read."""
+    text = f"The verdicts below are those of {design_name()}"
+    if second_reading() is None:
+        return text + "."
+    return text + f"; {pv.NAMES[pv.second()]} is read apart, in the section on tied and untied output layers."
+
+
+def counts_phrase(r: dict) -> str:
+    """A reading's (pair, size) points counted by verdict, after 'the deeper network is': 'worse at
+    all 10 (pair, size) points', 'worse at 7 of the 10 (pair, size) points, not resolved at 3 and
+    better at none'."""
+    points = [x["verdict"] for p in r["pairs"] for x in p["points"]]
+    n = {k: points.count(k) for k in (pairs.WORSE, pairs.UNRESOLVED, pairs.BETTER)}
+    total = len(points)
+    every = f"all {total} (pair, size) points" if total > 2 else \
+        "both (pair, size) points" if total == 2 else "the one (pair, size) point"
+    for k, word in ((pairs.WORSE, "worse"), (pairs.BETTER, "better")):
+        if n[k] == total:
+            return f"{word} at {every}"
+    return (f"worse at {n[pairs.WORSE] or 'none'} of the {total} (pair, size) points, not resolved at "
+            f"{n[pairs.UNRESOLVED] or 'none'} and better at {n[pairs.BETTER] or 'none'}")
+
+
 def takeaway_sentence(r: dict | None = None) -> str:
     """The doubling sweep in one sentence for the Takeaway: at how many of its sizes it has all its
     runs, whether that can show a transition, and whether the deeper network is resolved better
@@ -392,13 +458,16 @@ def takeaway_sentence(r: dict | None = None) -> str:
     n, total = len(r["budgets"]), len(get_preset(pv.lead()).budgets)
     if not n:
         return f"{fmt.capitalised(pv.NAMES[pv.lead()])} has no size with all its runs yet."
-    better = [f"{p['shallow']} vs {p['deep']}" for p in r["pairs"] if p["verdict"]["better"]]
+    points = [x["verdict"] for p in r["pairs"] for x in p["points"]]
     name = pv.NAMES[pv.lead()]
     where = (f"At all {pv.words(n)} sizes of {name}" if n == total else
              f"At the {pv.words(n)} of its {pv.words(total)} sizes where {name} has all its runs")
+    against = (", where the paper has the two performing comparably at smaller sizes and the deeper one better at "
+               "larger ones" if pairs.WORSE in points and pairs.BETTER not in points else "")
+    precision = pv.precision_clause(r)
     return (where + (", too few to show a transition," if n == 1 else ",")
-            + (" the deeper network of a pair is never resolved better." if not better else
-               f" the deeper network is resolved better in {fmt.listed(better)}."))
+            + f" the deeper network of a pair is resolved {counts_phrase(r)}{against}."
+            + (f" {fmt.capitalised(precision)}." if precision and len(points) > 1 else ""))
 
 
 
@@ -421,11 +490,11 @@ def _machine(hw: dict) -> str:
 
 
 def _nats(x: float) -> str:
-    """A small difference in nats: '0.00027' (two significant digits), or its order of magnitude
-    below 10⁻⁴ ('10⁻⁵')."""
+    """A small difference in nats to two significant digits: '0.00027', and below 10⁻⁴ as a
+    reader writes it ('7.2 × 10⁻⁶')."""
     if x >= 1e-4:
         return f"{x:.2g}" if x < 0.01 else f"{x:.3f}"
-    return fmt.ten_to(math.ceil(math.log10(x))) if x > 0 else "0"
+    return fmt.sci(math.log10(x), 2, superscript=True) if x > 0 else "0"
 
 
 def _which_runs(runs: list[dict], by_key: dict) -> str:
@@ -515,7 +584,7 @@ def hardware_parts(sweep: str | None = None) -> tuple[str, str]:
     every = all(all(gaps[b]) for b in mixed)
     return text, (f"At {pv._sizes(mixed)}, where {'every gap pairs' if every else 'some gaps pair'} runs from two "
                    f"machines, the resolved interval end nearest zero lies {close:.3f} nats from it; a machine "
-                   f"difference of {_nats(worst)} nats in each run moves a gap by at most {_nats(2 * worst)}, "
+                   f"difference of {_nats(worst)} nats in each run moves a gap by at most {_nats(2 * worst)} nats, "
                    + ("less than that: it would move no verdict there, if the runs of those shapes differ between "
                       "machines as little as the runs trained on both, though none of them was trained on both."
                       if close > 2 * worst else
@@ -543,39 +612,77 @@ def versions_sentence(sweep: str | None = None) -> str:
                    "history, so they can be traced only to the version those edits were made on.")
 
 
-def embedding_sentence(r: dict | None = None) -> str:
-    """What the non-embedding size leaves out at these small shapes: counting every parameter, how
-    much larger the shallower (wider) network of each pair read is, and the rank its output is capped
-    at (its width, against the vocabulary), whether read through the tied embedding or an output
-    layer of its own."""
-    r = r or reading()
-    records = [x for x in stored_results(pv.lead()) if x.get("chosen")]
+def _embedding_facts(sweep: str, r: dict) -> dict | None:
+    """For one design read by the rule (``r``): the embeddings' share of every parameter at the sizes
+    read, how much larger the shallower network of each pair is counting every parameter, the
+    widths and the vocabulary; None when nothing is read."""
+    records = [x for x in stored_results(sweep) if x.get("chosen")]
     total = {(x["depth"], x["target_budget"]): x["total_params"] for x in records}
     shares = [total[(p["shallow"], x["target_budget"])] / total[(p["deep"], x["target_budget"])] - 1
               for p in r["pairs"] for x in p["points"]]
     if not shares:
-        return ""
-    vocab = records[0]["config"]["vocab_size"]
+        return None
     read = [x for x in records if x["target_budget"] in r["budgets"]]
-    widths = sorted({x["width"] for x in read})
     embed = [x["parameters"]["embeddings"] / x["parameters"]["total"] for x in read]
+    return {"shares": shares, "embed": (min(embed), max(embed)), "widths": sorted({x["width"] for x in read}),
+            "vocab": records[0]["config"]["vocab_size"]}
+
+
+def _larger(shares: list[float], design: str, first: bool = True) -> str:
+    """Where the shallower network is the larger counting every parameter, in a clause: 'at every
+    point read in the untied design, by 2% to 27%'."""
     larger = sum(v > 0 for v in shares)
-    through = "read through its embedding" if tied(pv.lead()) else "read through an output layer of its own"
-    who = (f"the shallower network is the larger at every point read, by {min(shares):.0%} to {max(shares):.0%}"
-           if larger == len(shares) else
-           f"the shallower network is the larger at {larger} of the {len(shares)} points read (from "
-           f"{abs(min(shares)):.0%} {'smaller' if min(shares) < 0 else 'larger'} to {max(shares):.0%} larger)")
+    read = " read" if first else ""
+    if larger == len(shares):
+        return f"at every point{read} in the {design} design, by {min(shares):.0%} to {max(shares):.0%}"
+    return (f"at {larger} of the {len(shares)} points{read} in the {design} design, from {abs(min(shares)):.0%} "
+            f"{'smaller' if min(shares) < 0 else 'larger'} to {max(shares):.0%} larger")
+
+
+def embedding_sentence(r: dict | None = None) -> str:
+    """What the non-embedding size leaves out at these small shapes, for the design that leads and,
+    in brackets, the other: the embeddings' share of the parameters (an untied output layer counts
+    with them), how much larger the shallower (wider) network of each pair read is counting every
+    parameter, and the rank its output is capped at (its width, against the vocabulary), whether
+    read through the tied embedding or an output layer of its own."""
+    r = r or reading()
+    lead = _embedding_facts(pv.lead(), r)
+    if lead is None:
+        return ""
+    u = second_reading()
+    other = _embedding_facts(pv.second(), u) if u else None
+    word = {True: "tied", False: "untied"}
+    mine, theirs = word[tied(pv.lead())], word[tied(pv.second())]
+    (lo, hi), vocab, widths = lead["embed"], lead["vocab"], lead["widths"]
+    share = f"{lo:.0%} to {hi:.0%} of them in the {mine} design"
+    if not tied(pv.lead()):
+        share += ", whose output layer counts with them"
+    if other:
+        share += f", and {other['embed'][0]:.0%} to {other['embed'][1]:.0%} in the {theirs} one"
+    who = f"the shallower network is the larger {_larger(lead['shares'], mine)}"
+    if other:
+        who += f", and {_larger(other['shares'], theirs, False).replace(' design', ' one', 1)}"
+    through = ("read through its embedding or through an output layer of its own" if other else
+               "read through its embedding" if tied(pv.lead()) else "read through an output layer of its own")
     return (f"The paper chose a vocabulary of {vocab:,} tokens so that the embeddings would be a small fraction of "
-            f"the parameters (its section 5); at these sizes they are {min(embed):.0%} to {max(embed):.0%} of them. Counting every "
-            f"parameter, {who}; and a network's output, {through}, has rank at most its width "
-            f"({widths[0]} to {widths[-1]} here, against {vocab:,} tokens). Both tend to favour the wider, "
-            "shallower network, so a gap at these sizes measures depth together with them.")
+            f"the parameters (its section 5); at these sizes they are {share}. Counting every parameter, {who}; and "
+            f"a network's output, {through}, has rank at most its width ({widths[0]} to {widths[-1]} here, against "
+            f"{vocab:,} tokens). Both tend to favour the wider, shallower network, so a gap at these sizes measures "
+            "depth together with them.")
 
 
 def output_clause(sweep: str | None = None) -> str:
-    """How the leading design reads its output, for the runs section's description of the network."""
-    return ("the output read through the token embedding" if tied(sweep or pv.lead()) else
-            "an output layer of its own (a matrix of vocabulary by width, not tied to the token embedding)")
+    """How each design reads its output, the leading one first, for the runs section's description
+    of the network."""
+    sweep = sweep or pv.lead()
+    own = "an output layer of its own (a matrix of vocabulary by width)"
+    via = "the output read through the token embedding"
+    text = via if tied(sweep) else own
+    if sweep not in pv.DESIGNS:
+        return text
+    other = next(x for x in pv.DESIGNS if x != sweep)
+    return (f"{text} in the {'tied' if tied(sweep) else 'untied'} design that leads this chapter; in the "
+            f"{'tied' if tied(other) else 'untied'} one, {via if tied(other) else own}")
 
 
 def later_seeds() -> tuple[int, ...]:
@@ -603,10 +710,11 @@ def numbers() -> dict:
         "fx_result": result_sentence(r), "fx_result_head": result_sentence(r, "head"),
         "fx_result_detail": result_sentence(r, "detail"), "fx_split": pv.split_sentence(pv.lead()),
         **{f"fx_{PROVENANCE_PREFIX[d]}_{part}": text for d in pv.DESIGNS for part, text in provenance_parts(d).items()},
-        "fx_lone": pv.lone_seed_sentence(pv.lead()),
+        "fx_lone": pv.lone_seed_sentence(pv.lead()), "fx_repeats": _repeats(pv.lead()),
+        "fx_lead_intro": lead_sentence(),
         "fx_spread_terms": pv.spread_terms(pv.lead()), "fx_second_design": second_design_sentence(),
         "fx_second": second_sentence(), "fx_second_notes": second_notes(),
-        "fx_pilot": pilot_sentence(r),
+        "fx_pilot": pilot_sentence(r, "head"), "fx_pilot_why": pilot_sentence(r, "why"),
         "fx_gpu_pilot": pv.gpu_pilot_sentence(), "fx_authors_reach": authors_reach(r),
         "fx_takeaway": takeaway_sentence(r),
         "fx_regime": pv.regime_summary(r),
@@ -614,7 +722,7 @@ def numbers() -> dict:
         # where a pair crosses (the result's counts say whether any does)
         "fx_transitions": pv.transition_summary(r) if pv.crossing(r) else "",
         "fx_power": pv.power_sentence(r, planned=len(r["rule"]["pairs"]) * len(get_preset(pv.lead()).budgets)),
-        "fx_others": pv.seeds_sentence(r, others, others_seeds),
+        "fx_others": pv.seeds_sentence(r, others, others_seeds), "fx_extension": pv.extension_sentence(),
         "fx_sizes": pv.size_sentence(r, preset.head_size),
         "fx_share": rule["half_width_share"],
         "fx_tokens_per_param_small": rule["tokens_per_run"] / min(preset.budgets),
@@ -683,10 +791,19 @@ def rate_spread(sweep: str | None = None) -> dict:
     return {lr: {"median": float(np.median(v)), "shapes": len(v)} for lr, v in sorted(spread.items())}
 
 
-def pilot_sentence(r: dict | None = None) -> str:
+def pilot_sentence(r: dict | None = None, part: str = "all") -> str:
     """The pilot's half-widths against the sweep's, and the likely reason for the difference (the
-    rates the sweep chose against the pilot's), said as likely, from the stored runs."""
-    r = r or reading()
+    rates the sweep chose against the pilot's), said as likely, from the stored runs, with the
+    points the rate does not explain. ``part``: "head" (the pilot and the run length it set),
+    "why" (the sweep's half-widths against the pilot's, and why), or "all"."""
+    text = _pilot_text(r or reading())
+    i = text.find(" The sweep's half-width")
+    head, why = (text, "") if i < 0 else (text[:i], text[i + 1:])
+    return {"all": text, "head": head,
+            "why": why or "No point of the sweep is read yet to set against the pilot."}[part]
+
+
+def _pilot_text(r: dict) -> str:
     rows = pilot_rows()
     first = rows[0]
     lengths = fmt.listed([f"{x['half_width']:.3f} nats at {x['tokens'] / 1e6:.0f}M tokens a run" for x in rows])
@@ -701,7 +818,8 @@ def pilot_sentence(r: dict | None = None) -> str:
     pts = [(x, p) for p in r["pairs"] for x in p["points"] if x["half_width"] is not None]
     if not pts:
         return text
-    wider = [x["half_width"] for x, _ in pts if x["half_width"] > first["half_width"]]
+    wide = [(x, p) for x, p in pts if x["half_width"] > first["half_width"]]
+    wider = [x["half_width"] for x, _ in wide]
     if not wider:
         return text + " The sweep's half-widths are as small as the pilot's or smaller."
     text += (f" The sweep's half-width is wider than the pilot's at {pv.count_of(len(wider), len(pts), 'point')} "
@@ -720,10 +838,34 @@ def pilot_sentence(r: dict | None = None) -> str:
     if not noisier:  # no rate's seeds land clearly farther apart: nothing points to the rate
         return text + "."
     lr = noisier[0]
-    return (text + f". The likely reason is the learning rate: the pilot trained at {pilot_lr:g}, while {where}, "
-            f"and over the shapes trained the two rate-choosing seeds land a median of {spread[lr]['median']:.3f} "
-            f"nats apart at {lr:g} against {spread[pilot_lr]['median']:.3f} at {pilot_lr:g}. A rate at which runs "
-            "vary more needs more seeds for the same precision.")
+    # the wider points the rate cannot explain: both networks at the pilot's own rate
+    rate = {(g["depth"], g["target_budget"]): g["lr"] for g in pv.seed_groups(pv.lead())}
+    same = [(x, p) for x, p in wide if rate.get((p["shallow"], x["target_budget"])) == pilot_lr
+            == rate.get((p["deep"], x["target_budget"]))]
+    other_design = tied(PILOTS[0]) != tied(pv.lead())
+    why = "The learning rate is a likely part of the reason" if same else "The likely reason is the learning rate"
+    text += (f". {why}: "
+             f"the pilot trained at {pilot_lr:g}, while {where}, and over the shapes trained the two rate-choosing "
+             f"seeds land a median of {spread[lr]['median']:.3f} nats apart at {lr:g} against "
+             f"{spread[pilot_lr]['median']:.3f} at {pilot_lr:g}; a rate at which runs vary more needs more seeds for "
+             "the same precision.")
+    if same:
+        by: dict[float, list[str]] = {}
+        for x, p in same:
+            by.setdefault(x["target_budget"], []).append(f"{p['shallow']} vs {p['deep']}")
+        at = "; ".join(f"{fmt.listed(v)} at {fmt.count(b)}" for b, v in sorted(by.items()))
+        text += (f" It does not explain {'that point' if len(wide) == 1 else 'every such point'}: at "
+                 f"{pv.count_of(len(same), len(wide), 'point')} wider than the pilot's ({at}) both networks trained "
+                 f"at {pilot_lr:g}, the pilot's own rate")
+        text += f", and the pilot's output layer {_pilot_output()}, unlike this design's." if other_design else "."
+    elif other_design:
+        text += " The pilot's output layer " + _pilot_output() + ", unlike this design's."
+    return text
+
+
+def _pilot_output() -> str:
+    """How the pilot read its output, after 'the pilot's output layer'."""
+    return "was tied to the input embedding" if tied(PILOTS[0]) else "was a matrix of its own"
 
 
 def seed_table() -> pd.DataFrame:
@@ -829,23 +971,26 @@ def intro_sentence(head: bool = True) -> str:
                 "declared rule's criteria.")
     if not r["budgets"]:
         return head
-    points = [x["verdict"] for p in r["pairs"] for x in p["points"]]
-    worse, better = points.count(pairs.WORSE), points.count(pairs.BETTER)
-    unresolved = len(points) - worse - better
     where = pv.span(r["budgets"], get_preset(pv.lead()).budgets)
-    counts = (f"the deeper network is worse at {worse} of the {len(points)} (pair, size) points, "
-              f"not resolved at {unresolved} and better at {'none' if not better else better}")
+    counts = f"the deeper network is {counts_phrase(r)}"
     power, target = r["power"], r["rule"]["half_width_target"]
     precision = (f"Its declared precision, a half-width of at most {target:g} nats, is reached at "
                  f"{power['within']} of the {power['points']} points")
+    if not pv.meets_target(r):
+        precision += f", short of the {pv.share_words(r['rule']['half_width_share'])} the rule asks for"
+        then = pv.precision_consequence(r)
+        precision += (", but " if then.startswith("every") else "; ") + then if then else ""
+    precision += pv.extension_clause(r)
     k = pv.split_points(pv.lead())
     if k:
-        precision += f", and {pv.words(k)} point{'s' * (k != 1)} rest{'s' * (k == 1)} on seeds that split at their chosen rate"
+        precision += (f". {fmt.capitalised(pv.words(k))} point{'s' * (k != 1)} rest{'s' * (k == 1)} on seeds "
+                      "that split at their chosen rate")
     every = len(r["budgets"]) == len(get_preset(pv.lead()).budgets)
     scope = "" if every else (" (the only size with all its runs)" if len(r["budgets"]) == 1 else
                               " (the sizes with all their runs)")
     body = f"{where} non-embedding parameters{scope}, {counts}. {precision}."
-    design = "" if tied(pv.lead()) else " (its design with an output layer of its own)"
+    design = (" (its design with the output layer tied to the input embedding)" if tied(pv.lead()) else
+              " (its design with an output layer of its own)")
     return (head + f" In the sweep designed for that rule{design}, " if said
             else f"In the sweep designed for the declared rule{design}, ") + body
 
@@ -958,22 +1103,26 @@ def second_sentence(u: dict | None | bool = None, later: dict | None = None, see
     power, target = u["power"], u["rule"]["half_width_target"]
     crossed = pv.crossing(u)
     verdicts = "; ".join((x := pv.pair_sentence(p, brief=True))[:1].lower() + x[1:-1] for p in u["pairs"] if p["points"])
-    text = (f"It has complete results at {pv.count_of(len(done), len(planned), 'size')} "
-            f"({pv._sizes(done)}). By the rule, {verdicts}. The table below gives each "
-            f"point's gap. The half-width is at most {target:g} nats at {power['within']} of these {power['points']} "
-            f"points, {'meeting' if pv.meets_target(u) else 'short of'} the rule's target of "
+    which = "first" if pv.second() == pv.DESIGNS[0] else "second"
+    text = (f"The {which} design has complete results at {pv.count_of(len(done), len(planned), 'size')}"
+            + ("" if len(done) == len(planned) else f" ({pv._sizes(done)})")
+            + f". By the rule, {verdicts}. The table below gives each point's gap. The half-width is at most "
+            f"{target:g} nats at {power['within']} of these {power['points']} points, "
+            f"{'meeting' if pv.meets_target(u) else 'short of'} the rule's target of "
             + _share_words(u["rule"]["half_width_share"])
             + _second_split()
             + ("" if len(done) < 2 else
                f"; {'no pair crosses' if not crossed else pv.of(len(crossed), len(u['pairs']), 'pair', 'crosses')}")
             + ".")
     if later is not None:
-        moved = [f"{p['shallow']} vs {p['deep']} at {fmt.count(x['target_budget'])}"
+        moved = [f"at {p['shallow']} vs {p['deep']} at {fmt.count(x['target_budget'])} from {SIDES[x['verdict']]} to "
+                 f"{SIDES[y['verdict']]} ({pv.signed(y['mean'])}"
+                 + (f" \N{PLUS-MINUS SIGN} {y['half_width']:.3f} nats)" if y["half_width"] is not None else " nats)")
                  for p, q in zip(u["pairs"], later["pairs"]) for x, y in zip(p["points"], q["points"])
                  if x["verdict"] != y["verdict"]]
         text += (f" On seeds {min(seeds)} to {max(seeds)} alone, which did not choose the rates, every verdict is the same"
                  if not moved else f" On seeds {min(seeds)} to {max(seeds)} alone, which did not choose the rates, the "
-                 f"verdict changes at {fmt.listed(moved)}") + "."
+                 f"verdict{'s' * (len(moved) > 1)} change{'s' * (len(moved) == 1)} {fmt.listed(moved)}") + "."
     return text
 
 
@@ -1008,12 +1157,12 @@ def _repeats(sweep: str, control: str = "vocab-full") -> str:
             f"{fmt.listed([n for n, _ in same])} here (trained "
             f"again, the held-out losses agree within {worst:.4f} nats), so "
             f"{'that point is' if len(same) == 1 else 'those points are'} no evidence independent of the control "
-            "that prompted the untied design.")
+            f"that prompted {'this' if sweep == pv.lead() else 'the untied'} design.")
 
 
 def _share_words(share: float) -> str:
     """The rule's share of points, as a reader says it: 0.75 -> 'three quarters'."""
-    return {0.5: "half", 0.75: "three quarters", 0.8: "four fifths", 0.9: "nine tenths"}.get(share, f"{share:.0%}")
+    return pv.share_words(share)
 
 
 def _second_split() -> str:
@@ -1021,5 +1170,6 @@ def _second_split() -> str:
     split = [g for g in pv.seed_groups(pv.second()) if g["split"]]
     if not split:
         return ", and no shape's seeds split at its chosen rate"
-    return ", and the seeds split at " + fmt.listed([f"the {g['depth']}-layer network at {fmt.count(g['target_budget'])}"
-                                                     for g in split])
+    return (", and the seeds of " + fmt.listed([f"{'' if i == 0 else 'of '}the {g['depth']}-layer network at "
+                                                f"{fmt.count(g['target_budget'])}" for i, g in enumerate(split)])
+            + (" split at its chosen rate" if len(split) == 1 else " split at their chosen rates"))

@@ -30,22 +30,55 @@ def _sizes(budgets) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def read(sweep: str, seeds=None) -> dict:
+def read(sweep: str, seeds=None, extended: bool = False) -> dict:
     """The rule of ``sweep`` applied to its stored runs: the complete budgets (every depth, every
     seed), per pair its points and verdict, and the power reached. ``seeds``: only these seeds
-    (the verdicts without the rate-choosing seeds)."""
+    (the verdicts without the rate-choosing seeds). ``extended``: with the runs of the seed
+    extension the rule file declares for it (:func:`extension_entry`), read as its own."""
     rule = pairs.rule(sweep)
     records = stored_results(sweep)
+    if extended:
+        records = pairs.with_extension(records, stored_results(extension_entry(sweep)["sweep"]))
     depths = sorted({d for p in rule["pairs"] for d in p})
     all_seeds = sorted({r["seed"] for r in records})
     budgets = pairs.complete_budgets(records, depths, all_seeds)
-    out = {"rule": rule, "budgets": budgets, "pairs": []}
+    out = {"rule": rule, "budgets": budgets, "pairs": [], "seeds": seeds, "extended": extended}
     for shallow, deep in rule["pairs"]:
         rows = pairs.points(records, shallow, deep, rule["level"], seeds=seeds, budgets=budgets)
         out["pairs"].append({"shallow": shallow, "deep": deep, "points": rows, "verdict": pairs.pair_verdict(rows)})
     rows = [r for p in out["pairs"] for r in p["points"]]
     out["power"] = pairs.power(rows, rule["half_width_target"])
     return out
+
+
+def extension_entry(sweep: str) -> dict | None:
+    """The seed extension the rule file declares for ``sweep`` (its ``applies_to`` entry's
+    ``extension``: the sweep that trains it, why, what, how it is read), or None."""
+    entry = (pairs.rule(RULE_SWEEP).get("applies_to") or {}).get(sweep) or {}
+    return entry.get("extension")
+
+
+def extended(sweep: str) -> dict | None:
+    """The reading of ``sweep`` with its declared seed extension, once the extension has every new
+    seed of every depth at every size the six-seed reading covers: ``six`` (:func:`read`), ``all``
+    (every seed), ``later`` (without the rate-choosing seeds), ``new`` (the added seeds); None
+    while it has not (no extension declared, none published, or a size still without them), so
+    that no chapter reads a part of it."""
+    entry = extension_entry(sweep)
+    if entry is None:
+        return None
+    try:
+        extra = stored_results(entry["sweep"])
+    except InputError:  # not published
+        return None
+    six, full = read(sweep), read(sweep, extended=True)
+    if not six["budgets"] or full["budgets"] != six["budgets"]:
+        return None
+    preset = get_preset(sweep)
+    new = tuple(sorted({r["seed"] for r in extra}))
+    later = tuple(s for s in preset.seeds + new if s not in preset.grid_seeds())
+    return {"six": six, "all": full, "later": read(sweep, seeds=later, extended=True), "new": new,
+            "seeds": preset.seeds + new, "later_seeds": later}
 
 
 def regime_sentence(pair: dict) -> str:
@@ -109,9 +142,10 @@ def lead() -> str:
 def second() -> str:
     """The design that does not lead (:func:`lead`), reported beside the one that does."""
     return next(name for name in DESIGNS if name != lead())
-#: the name a reader meets for each stored sweep, in every chapter: what sets it apart (the
-#: earlier sweeps' run length, their single learning rate)
-NAMES = {"cpu-pairs": "the CPU doubling-pairs sweep", "cpu-fig2": "the one-million-token CPU sweep",
+#: the name a reader meets for each stored sweep, in every chapter: what sets it apart (the two
+#: declared designs' output layer, tied or untied; the earlier sweeps' run length, their single
+#: learning rate). Neither design is named as "the" doubling-pairs sweep: which one leads changes.
+NAMES = {"cpu-pairs": "the tied doubling-pairs sweep", "cpu-fig2": "the one-million-token CPU sweep",
          "mini": "the one-rate CPU grid", "gpu-slice": "the GPU pilot",
          "cpu-pairs-untied": "the untied doubling-pairs sweep"}
 #: the doubling pairs each earlier sweep trained (its depths, adjacent)
@@ -256,6 +290,24 @@ def regime_summary(reading: dict) -> str:
     better = [f"{name[id(p)]} at {_sizes(p['verdict']['better'])}" for p in prs if p["verdict"]["better"]]
     no_better = [p for p in prs if p["verdict"]["no_better"]]
     parts = []
+    if no_better and worse and not unresolved:
+        # every "no better" point resolved worse: one finding, not the paper's (the points are listed above)
+        who = "both pairs" if len(no_better) == 2 == len(prs) else fmt.listed([name[id(p)] for p in no_better])
+        clause = reading["rule"]["regime_1"].split(". ")[0].rstrip(".")
+        n = sum(len(p["verdict"]["worse"]) for p in prs)
+        text = (f"The rule's regime 1 (\"{clause[:1].lower() + clause[1:]}\") holds for {who}"
+                + (" at every size" if not better else "")
+                + ", but not in the sense of the paper's first regime: at "
+                + (f"{'all ' if not better else 'the '}{n} points" if n > 1 else "the one point")
+                + (" where it holds" if better else "")
+                + " the deeper network is resolved worse, while the paper has the two \"perform comparably\"")
+        if better:
+            text += f"; the deeper network is resolved better in {fmt.listed(better)}"
+        text += "."
+        if not better and len(reading.get("budgets") or []) > 1:
+            text += (" The rule's transition runs from worse to better, the paper's from comparable to better; with "
+                     "no point resolved better, neither would find one here.")
+        return text
     if no_better:
         who = "both pairs" if len(no_better) == 2 == len(prs) else fmt.listed([name[id(p)] for p in no_better])
         clause = reading["rule"]["regime_1"].split(". ")[0].rstrip(".")
@@ -382,12 +434,11 @@ def _by_budget(reading: dict) -> list[tuple[float, list[tuple[dict, dict]]]]:
 
 
 
-def seeds_sentence(all_seeds: dict, some: dict, seeds) -> str:
-    """The verdicts on some seeds (those that did not choose the rates) against those on all:
-    one sentence, saying what differs if anything does."""
-    first, last = min(seeds), max(seeds)
+def verdict_changes(ref: dict, other: dict) -> list[str]:
+    """Where reading ``other`` (of other seeds) gives another verdict than ``ref``, each in words:
+    a point's verdict, or whether a pair crosses."""
     diffs = []
-    for p, q in zip(all_seeds["pairs"], some["pairs"]):
+    for p, q in zip(ref["pairs"], other["pairs"]):
         want = {x["target_budget"]: x for x in p["points"]}
         for x in q["points"]:
             old = want.get(x["target_budget"])
@@ -398,6 +449,46 @@ def seeds_sentence(all_seeds: dict, some: dict, seeds) -> str:
         if (p["verdict"]["transition"] is None) != (q["verdict"]["transition"] is None):
             diffs.append(f"the pair of {p['shallow']} and {p['deep']} layers "
                          f"{'crosses' if q['verdict']['transition'] else 'does not cross'}")
+    return diffs
+
+
+def extension_sentence(sweep: str | None = None) -> str:
+    """The declared seed extension of ``sweep`` (default: the leading design) in words: why and
+    when it was declared and what it trains; once it is complete (:func:`extended`), the reading on
+    every seed (the precision against the rule's target, every verdict against the declared
+    reading's, the verdicts without the rate-choosing seeds). '' when none is declared."""
+    sweep = sweep or lead()
+    entry = extension_entry(sweep)
+    if entry is None:
+        return ""
+    preset, extra = get_preset(sweep), get_preset(entry["sweep"])
+    declared = words(len(preset.seeds))
+    head = (f"A further entry of the rule file, written after this {declared}-seed reading fell short of the "
+            f"precision target and before any of the runs it adds, trains seeds {extra.seeds[0]} to "
+            f"{extra.seeds[-1]} of every shape at its chosen rate, whatever its point's half-width; the "
+            f"{declared}-seed reading stays the declared one")
+    x = extended(sweep)
+    if x is None:
+        return head + ", and the book reads the added seeds once every size has them."
+    full, n = x["all"], words(len(x["seeds"]))
+    p, target = full["power"], full["rule"]["half_width_target"]
+    pts = [(q, pr) for pr in full["pairs"] for q in pr["points"] if q["half_width"] is not None]
+    widest, pr = max(pts, key=lambda t: t[0]["half_width"])
+    power = (f"On all {n} seeds the half-width is at most {target:g} nats at {count_of(p['within'], p['points'], 'point')} "
+             f"(the widest {widest['half_width']:.3f} nats, {pr['shallow']} vs {pr['deep']} at "
+             f"{fmt.count(widest['target_budget'])}), {'meeting' if meets_target(full) else 'short of'} the target.")
+    diffs = verdict_changes(x["six"], full)
+    same = ("Every verdict is the one the fewer seeds give." if not diffs else
+            f"{'One verdict differs' if len(diffs) == 1 else f'{fmt.capitalised(words(len(diffs)))} verdicts differ'} "
+            "from the fewer seeds': " + "; ".join(diffs) + ".")
+    return " ".join([head + ".", power, same, seeds_sentence(full, x["later"], x["later_seeds"])])
+
+
+def seeds_sentence(all_seeds: dict, some: dict, seeds) -> str:
+    """The verdicts on some seeds (those that did not choose the rates) against those on all:
+    one sentence, saying what differs if anything does."""
+    first, last = min(seeds), max(seeds)
+    diffs = verdict_changes(all_seeds, some)
     if not diffs:
         return (f"The same verdicts hold on seeds {first} to {last} alone, without the two seeds that chose the "
                 "learning rates.")
@@ -428,8 +519,9 @@ def power_sentence(reading: dict, planned: int | None = None) -> str:
     head = f"The half-width is at most {target} nats at {count_of(p['within'], p['points'], 'point')} ({halves})"
     if ok:
         return head + ", meeting the target."
-    text = (head + ", short of the target: a gap smaller than its point's half-width cannot be told from zero, "
-            "so these runs cannot resolve differences that small.")
+    then = precision_consequence(reading)
+    text = (head + ", short of the target: where a point's half-width is wider, only a gap larger than it could be "
+            "resolved" + (f"; {then}." if then else "."))
     missed = p["points"] - p["within"]
     if planned and planned > p["points"] and planned - missed < share * planned:
         text += (f" Of the {planned} points the design plans, {missed} already miss it, so the target of "
@@ -442,6 +534,95 @@ def meets_target(reading: dict) -> bool:
     bound at no fewer than the rule's share of the points."""
     p = reading["power"]
     return p["within"] >= reading["rule"]["half_width_share"] * p["points"]
+
+
+def share_words(share: float) -> str:
+    """The rule's share of points, as a reader says it: 0.75 -> 'three quarters'."""
+    return {0.5: "half", 0.75: "three quarters", 0.8: "four fifths", 0.9: "nine tenths"}.get(share, f"{share:.0%}")
+
+
+def signed(x: float) -> str:
+    """A gap with its sign, the minus a true minus sign (+0.215, −0.061)."""
+    return f"{x:+.3f}".replace("-", "\N{MINUS SIGN}")
+
+
+def precision_consequence(reading: dict) -> str:
+    """What a reading's shortfall of the rule's precision target does to its verdicts, as a clause
+    ('' when the target is met or nothing is read): when every interval lies clear of zero, that it
+    moves no verdict (with the interval end nearest zero); otherwise how many intervals contain
+    zero, with their widest half-width, where the verdict stays open."""
+    pts = [x for p in reading["pairs"] for x in p["points"] if x["half_width"] is not None]
+    if not pts or meets_target(reading):
+        return ""
+    open_ = [x for x in pts if x["verdict"] == pairs.UNRESOLVED]
+    if not open_:
+        if all(x["low"] > 0 for x in pts):
+            where = f"above zero (the lowest end at {signed(min(x['low'] for x in pts))} nats)"
+        elif all(x["high"] < 0 for x in pts):
+            where = f"below zero (the highest end at {signed(max(x['high'] for x in pts))} nats)"
+        else:
+            near = min(min(abs(x["low"]), abs(x["high"])) for x in pts)
+            where = f"clear of zero (the nearest end {near:.3f} nats from it)"
+        return f"every interval lies {where}, so the shortfall moves no verdict"
+    n, widest = len(open_), max(x["half_width"] for x in open_)
+    return (f"{count_of(n, len(pts), 'interval')} contain{'s' * (n == 1)} zero (half-width"
+            f"{'s up to' if n > 1 else ''} {widest:.3f} nats), so there the verdict stays open")
+
+
+def extension_clause(reading: dict, form: str = "full") -> str:
+    """For the declared six-seed reading of a design whose seed extension is complete
+    (:func:`extended`), the precision on every seed, as a clause to follow the six-seed one
+    (``form``: "full", "brief" for a caption, "short" for a table's cell); '' otherwise."""
+    sweep = reading["rule"].get("sweep")
+    if sweep is None or reading.get("seeds") is not None or reading.get("extended") or not reading.get("budgets"):
+        return ""
+    x = extended(sweep)
+    if x is None or x["six"]["budgets"] != reading["budgets"]:
+        return ""
+    p, n, ok = x["all"]["power"], words(len(x["seeds"])), meets_target(x["all"])
+    if form == "short":
+        return f"; {p['within']} of {p['points']} on {n} seeds"
+    if form == "brief":
+        return f"; on {n} seeds, {p['within']} of {p['points']}"
+    return (f"; on all {n} seeds ({words(len(x['new']))} more per shape, declared after that reading) the half-width "
+            f"is within the target at {count_of(p['within'], p['points'], 'point')}, "
+            f"{'meeting' if ok else 'still short of'} it")
+
+
+def precision_clause(reading: dict, short: bool = False, brief: bool = False) -> str:
+    """The precision a reading reached against the rule's target, and what a shortfall does to its
+    verdicts (:func:`precision_consequence`), as one clause to begin or end a sentence: 'the
+    paired 95% half-width is at most 0.03 nats at 7 of the 10 points, short of the rule's target of
+    three quarters, but every interval lies above zero (...), so the shortfall moves no verdict'.
+    ``short``: a few words, for a table's cell; ``brief``: the same clause in fewer words, for a
+    caption. '' when nothing is read."""
+    pts = [x for p in reading["pairs"] for x in p["points"] if x["half_width"] is not None]
+    if not pts:
+        return ""
+    rule, power = reading["rule"], reading["power"]
+    ok, then = meets_target(reading), precision_consequence(reading)
+    target, share = rule["half_width_target"], share_words(rule["half_width_share"])
+    if short:
+        head = (f"half-width within {target:g} nats at {power['within']} of {power['points']} points "
+                f"({'meeting' if ok else 'short of'} the target)")
+        n = sum(x["verdict"] == pairs.UNRESOLVED for x in pts)
+        tail = (f"; {n} of {len(pts)} intervals contain zero" if n else
+                f"; {then.split(' (')[0].replace(' lies', '')}" if then else "")
+        return head + tail + extension_clause(reading, "short")
+    if brief:
+        head = (f"the half-width is within the rule's {target:g} nats at "
+                f"{count_of(power['within'], power['points'], 'point')}, "
+                + ("meeting its target" if ok else f"short of its {share}"))
+        then = (then.replace(" (the lowest end at ", " (lowest end ").replace(" (the highest end at ", " (highest end ")
+                .replace("so the shortfall moves no verdict", "so no verdict moves"))
+        # an interval around zero is a point 'not resolved', which a caption says beside it
+        return head + (", but " + then if then.startswith("every") else "") + extension_clause(reading, "brief")
+    head = (f"the paired {rule['level']:.0%} half-width is at most {target:g} nats at "
+            f"{count_of(power['within'], power['points'], 'point')}, {'meeting' if ok else 'short of'} the rule's "
+            f"target of {share}")
+    if then:
+        head += (", but " if then.startswith("every") else "; ") + then
+    return head + extension_clause(reading)
 
 
 def size_sentence(reading: dict, head_size: int) -> str:
@@ -584,6 +765,75 @@ def _split_pairs(g: dict, sweep: str) -> list[str]:
     return [f"{s} vs {d}" for s, d in pairs.rule(sweep)["pairs"] if g["depth"] in (s, d)]
 
 
+def split_effects(g: dict, sweep: str) -> list[dict]:
+    """For each pair a split shape (:func:`seed_groups`) belongs to, at its size: every seed's gap,
+    the reading on the seeds that did not choose the rate, and whether the split leaves the gap's
+    sign (``kept``: every seed's gap on one side of zero, and the interval of the other seeds
+    wholly on that side), so that only its size is uncertain, by about the split."""
+    others = tuple(sorted(g["others"]))
+    full = {(p["shallow"], p["deep"]): p for p in read(sweep)["pairs"]}
+    later = {(p["shallow"], p["deep"]): p for p in read(sweep, seeds=others)["pairs"]}
+    out = []
+    for s, d in pairs.rule(sweep)["pairs"]:
+        if g["depth"] not in (s, d):
+            continue
+        x = next((q for q in full[(s, d)]["points"] if q["target_budget"] == g["target_budget"]), None)
+        y = next((q for q in later[(s, d)]["points"] if q["target_budget"] == g["target_budget"]), None)
+        if x is None or y is None:
+            continue
+        gaps = list(x["gaps"].values())
+        up = all(v > 0 for v in gaps) and y["half_width"] is not None and y["low"] > 0
+        down = all(v < 0 for v in gaps) and y["half_width"] is not None and y["high"] < 0
+        out.append({"pair": f"{s} vs {d}", "target_budget": g["target_budget"], "gaps": (min(gaps), max(gaps)),
+                    "later": y, "seeds": others, "kept": up or down, "split": abs(g["mean_split"])})
+    return out
+
+
+def split_effect_sentence(groups: dict | list[dict], sweep: str) -> str:
+    """What split shapes' seeds leave of the gaps of their pairs, in words: the gaps that are no
+    measure of depth, in one sentence; then each gap whose every seed and whose interval on the
+    other seeds keep one sign, whose size the split leaves uncertain by about the split, not its
+    sign."""
+    groups = [groups] if isinstance(groups, dict) else groups
+    effects = [(g, e) for g in groups for e in split_effects(g, sweep)]
+    out = []
+    lost = [(g, e) for g, e in effects if not e["kept"]]
+    if lost:
+        g, e = lost[0]
+        n, seeds = len(g["select"]) + len(g["others"]), e["seeds"]
+        by: dict[float, list[str]] = {}
+        for _, x in lost:
+            by.setdefault(x["target_budget"], []).append(x["pair"])
+        where = fmt.listed([f"{fmt.listed(v)} at {fmt.count(b)}" for b, v in sorted(by.items())])
+        out.append(f"The size of the gap{'s' * (len(lost) > 1)} of {where}, on all {words(n)} seeds or on seeds "
+                   f"{seeds[0]} to {seeds[-1]} alone, is therefore no measure of depth.")
+    for g, e in effects:
+        if not e["kept"]:
+            continue
+        y, (lo, hi) = e["later"], e["gaps"]
+        side = "above" if lo > 0 else "below"
+        out.append(f"Every seed's gap of {e['pair']} at {fmt.count(e['target_budget'])} lies {side} zero ({signed(lo)} "
+                   f"to {signed(hi)} nats), and so does the interval on seeds {e['seeds'][0]} to {e['seeds'][-1]} "
+                   f"alone ({signed(y['mean'])} \N{PLUS-MINUS SIGN} {y['half_width']:.3f} nats): the split leaves "
+                   f"the gap's size uncertain by about {e['split']:.2f} nats, not its sign.")
+    return " ".join(out)
+
+
+def split_effect_clause(groups: list[dict], sweep: str) -> str:
+    """The same in one clause, for a caption or a short caveat: 'the gap's size is uncertain by
+    about that much, not its sign', 'the gap is no measure of depth', or each point by name when
+    the split shapes differ."""
+    effects = [e for g in groups for e in split_effects(g, sweep)]
+    if effects and all(e["kept"] for e in effects):
+        return ("the gaps' sizes are uncertain by about the split, not their signs" if len(effects) > 1 else
+                "the gap's size is uncertain by about the split, not its sign")
+    if not any(e["kept"] for e in effects):
+        return "the gap is no measure of depth"
+    kept = fmt.listed([f"{e['pair']} at {fmt.count(e['target_budget'])}" for e in effects if e["kept"]])
+    lost = fmt.listed([f"{e['pair']} at {fmt.count(e['target_budget'])}" for e in effects if not e["kept"]])
+    return f"the gap is no measure of depth at {lost}, and at {kept} only its sign stands"
+
+
 def spread_terms(sweep: str | None = None) -> str:
     """What the book calls a split shape (:func:`seed_groups`) and a seed that lies apart
     (:func:`lone_seeds`), in two clauses: descriptions of the spread, neither an exclusion; '' when
@@ -610,11 +860,8 @@ def split_sentence(sweep: str | None = None) -> str:
     if len(groups) > 1:  # the losses left to the table of every seed
         same = {(g["lr"], tuple(sorted(g["select"])), tuple(sorted(g["others"])),
                  tuple(g["better_elsewhere"][:1]), len(g["select"]) + len(g["others"])) for g in groups}
-        readings = [f"{fmt.listed(_split_pairs(g, sweep))} at {fmt.count(g['target_budget'])}" for g in groups]
         rest = sorted(groups[0]["others"])
-        tail = (" The table above gives every seed's loss. At such rates the size of the gaps of "
-                f"{' and of '.join(readings)}, on all seeds or on seeds {rest[0]} to {rest[-1]} alone, is no measure "
-                "of depth.")
+        tail = " " + split_effect_sentence(groups, sweep)
         if len(same) == 1:  # one sentence for every shape: same rate, same seeds on each side
             g = groups[0]
             mine = sorted(g["select"])
@@ -654,10 +901,7 @@ def split_sentence(sweep: str | None = None) -> str:
                      f"{_losses(list(g['elsewhere'][lr].values()))}, lower than every one of seeds {rest[0]} to "
                      f"{rest[-1]} at the chosen rate: the chosen rate is probably one at which this shape's runs vary widely, "
                      f"and seeds {rest[0]} to {rest[-1]} would likely do better at {_rate(lr)}.")
-        names = _split_pairs(g, sweep)
-        text += (f" The size of the gap{'s' * (len(names) > 1)} of {fmt.listed(names)} at {fmt.count(g['target_budget'])}, on all {words(n)} seeds or "
-                 f"on seeds {rest[0]} to {rest[-1]} alone, is therefore no measure of depth.")
-        out.append(text)
+        out.append(f"{text} {split_effect_sentence(g, sweep)}")
     return " ".join(out)
 
 
@@ -680,7 +924,9 @@ def retrained_sentence(sweep: str | None = None, part: str = "all") -> str:
     by_key = {run["key"]: run for run in _retrained_runs(sweep)}
     key = {(r["depth"], r["target_budget"], r["seed"]): r["key"] for r in records}
     shapes = fmt.listed(["the %d-layer network at %s" % (g["depth"], fmt.count(g["target_budget"])) for g in mixed])
-    head = f"The rate-choosing seeds of {shapes} were trained with an earlier version of the code than the others."
+    which = (f"In {NAMES[sweep]}, the {'first' if sweep == DESIGNS[0] else 'second'} design, the" if sweep in DESIGNS
+             else "The")
+    head = f"{which} rate-choosing seeds of {shapes} were trained with an earlier version of the code than the others."
     out, settled, moved, most = [], [], 0.0, ""
     for g in mixed:
         mine, rest = sorted(g["select"]), sorted(g["others"])
@@ -766,10 +1012,20 @@ def split_caveat(sweep: str | None = None, budgets=None) -> str:
         return ""
     parts = []
     for g in groups:
-        names = _split_pairs(g, sweep)
+        effects = split_effects(g, sweep)
+        at = fmt.count(g["target_budget"])
+        said = []
+        kept, lost = [e["pair"] for e in effects if e["kept"]], [e["pair"] for e in effects if not e["kept"]]
+        if lost:
+            said.append(f"the size of the gap{'s' * (len(lost) > 1)} of {fmt.listed(lost)} at {at} is no measure of "
+                        "depth")
+        if kept:
+            one = len(kept) == 1
+            said.append(f"the gap{'s' * (not one)} of {fmt.listed(kept)} at {at} keep{'s' * one} "
+                        f"{'its sign' if one else 'their signs'}, {'its size' if one else 'their sizes'} uncertain by "
+                        "about that much")
         parts.append(f"the {g['depth']}-layer network's seeds split by {abs(g['mean_split']):.2f} nats at its chosen "
-                     f"rate, so the size of the gap{'s' * (len(names) > 1)} of {fmt.listed(names)} at "
-                     f"{fmt.count(g['target_budget'])} is no measure of depth")
+                     f"rate, so {' and '.join(said)}")
     return "; ".join(parts)
 
 
@@ -798,7 +1054,7 @@ def split_pointer(sweep: str | None = None) -> str:
     n = sum(len(_split_pairs(g, sweep)) for g in groups)
     one = n == 1
     return (f"{words(n)} of {NAMES[sweep]}'s points ({'; '.join(points)}) rest{'s' * one} on seeds that split at their chosen "
-            f"rate, so the size of {'its gap' if one else 'their gaps'} is no measure of depth")
+            f"rate, so {split_effect_clause(groups, sweep)}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -336,7 +336,7 @@ def trained_numbers(reading: dict | None = None) -> dict:
     out |= {"vt_later_seeds": _spread(t["later_seeds"]), "vt_later_n": late["interval"]["n"],
             "vt_later_diff": _interval_text(late["interval"], level), "vt_later_verdict": rest["verdict"],
             "vt_later_same": "the same verdict" if rest["verdict"] == verdict else "a different verdict",
-            "vt_caption": trained_caption(t), "vt_tied": tied_sentence()}
+            "vt_caption": trained_caption(t), "vt_tied": tied_sentence(), "vt_repeat": repeat_sentence()}
     return out
 
 
@@ -436,6 +436,32 @@ def tied_sentence(t=STORED) -> str:
                "experiments chapter's untied design, the whole doubling sweep with an output layer of its own, "
                f"{untied_outcome() or 'tests this at its other sizes'}."
                if split else ""))
+
+
+def repeat_sentence(full: list[dict] | None = None, untied: list[dict] | None = None) -> str:
+    """Where the experiments chapter's untied design (:data:`UNTIED_SWEEP`) repeats this chapter's
+    full-rank pair run for run (the same run keys, so the same settings), how far their held-out
+    losses lie apart, with the run that differs most; '' when no run is shared. The runs were
+    trained apart, and with another version of the code where their records say so."""
+    rule = vt.rule()
+    try:
+        full = _chosen(stored_results(rule["sweeps"]["full"]) if full is None else full)
+        untied = _chosen(stored_results(UNTIED_SWEEP) if untied is None else untied)
+    except InputError:
+        return ""
+    mine = {r["key"]: r for r in full}
+    shared = [(r, mine[r["key"]]) for r in untied if r["key"] in mine]
+    if not shared:
+        return ""
+    there, here = max(shared, key=lambda x: abs(x[0]["eval_loss"] - x[1]["eval_loss"]))
+    worst = abs(there["eval_loss"] - here["eval_loss"])
+    other_code = any((a.get("git_commit") or "").split("+")[0] != (b.get("git_commit") or "").split("+")[0]
+                     for a, b in shared)
+    return (f"The experiments chapter's untied design repeats the full-rank runs here with the same settings, run "
+            f"for run, yet their held-out losses differ by up to {worst:.4f} nats (the {here['depth']}-layer "
+            f"network, seed {here['seed']}: {here['eval_loss']:.4f} here against {there['eval_loss']:.4f} there): "
+            f"the two were trained apart{', with different versions of the code,' if other_code else ''} and such "
+            "changes can alter how floating-point sums round.")
 
 
 def untied_outcome(reading: dict | None = None) -> str:
