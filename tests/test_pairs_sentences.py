@@ -116,7 +116,7 @@ def test_power_states_the_half_widths_and_what_falling_short_means():
     two = _reading([_pair(2, 4, [_point(1e5, -0.06, 0.155), _point(2e5, 0.1, 0.02)]),
                     _pair(4, 8, [_point(1e5, 0.2, 0.039), _point(2e5, 0.1, 0.01)])])
     assert "(for 2 vs 4 and 4 vs 8: 0.155 and 0.039 nats at 100K; 0.020 and 0.010 at 200K)" in pv.power_sentence(two)
-    assert "short of the target" in text and "only a gap larger than it could be resolved" in text
+    assert "short of the target" in text and "a true gap smaller than that half-width could not be told from zero" in text
     # what the shortfall does: an interval around zero leaves its point open
     assert "one of the two intervals contains zero (half-width 0.155 nats), so there the verdict stays open" in text
     ok = _reading([_pair(2, 4, [_point(1e5, -0.06, 0.02)])])
@@ -338,7 +338,9 @@ def test_when_the_untied_design_leads_the_chapter_says_so(monkeypatch):
     claims._readings.cache_clear()
     try:
         assert pv.second() == "cpu-pairs"
-        assert figure2.output_clause().startswith("an output layer of its own")
+        assert figure2.output_clause().startswith("an output layer: in the untied design, which leads this chapter, "
+                                                  "a matrix of vocabulary by width; in the tied design, the token "
+                                                  "embedding, transposed")
         said = figure2.embedding_sentence()
         assert "through an output layer of its own" in said and "in the untied design" in said
         design = figure2.second_design_sentence()
@@ -349,7 +351,7 @@ def test_when_the_untied_design_leads_the_chapter_says_so(monkeypatch):
         assert "the untied doubling-pairs sweep" in figure2.caption() or "the untied" in figure2.takeaway_sentence()
         assert list(discussion.sweeps())[:2] == ["cpu-pairs-untied", "cpu-pairs"]
         n = figure2.numbers()
-        assert n["fx_output"].startswith("an output layer of its own")
+        assert n["fx_output"].startswith("an output layer: in the untied design, which leads")
         # the chapters that repeat the verdicts follow the lead
         assert claims.numbers()["cl_coverage"].startswith("The untied doubling-pairs sweep has")
         d = discussion.numbers()

@@ -135,8 +135,9 @@ def extension(monkeypatch):
 def test_no_chapter_reads_an_extension_before_every_size_has_its_new_seeds(extension):
     extension(_stand_in_extension(budgets={1e5, 2e5}))
     assert pv.extended(PARENT.name) is None
-    assert pv.extension_sentence(PARENT.name).endswith(
-        "the six-seed reading stays the declared one, and the book reads the added seeds once every size has them.")
+    text = pv.extension_sentence(PARENT.name)
+    assert "The six-seed verdicts above remain the primary reading. Once every size has the added seeds" in text
+    assert "judges the precision target on 12 seeds" in text and "factor of about 0.61" in text  # t(11)/t(5)/sqrt 2
     assert pv.extension_clause(pv.read(PARENT.name)) == ""
 
 
@@ -151,8 +152,9 @@ def test_a_complete_extension_is_read_on_twelve_seeds_beside_the_declared_six(ex
         for a, b in zip(p["points"], q["points"]):
             assert b["half_width"] < a["half_width"] and a["verdict"] == b["verdict"]
     text = pv.extension_sentence(PARENT.name)
-    assert "written after this six-seed reading fell short of the precision target" in text
-    assert "trains seeds 6 to 11 of every shape at its chosen rate" in text
+    assert "After this six-seed reading fell short of the precision target, and before any of the runs it adds" in text
+    assert "added seeds 6 to 11 to every shape at its chosen rate, not only to the points short of the target" in text
+    assert "Once every size" not in text
     p = x["all"]["power"]
     assert f"On all {pv.words(12)} seeds the half-width is at most 0.03 nats at {pv.count_of(p['within'], 10, 'point')}" in text
     assert "Every verdict is the one the fewer seeds give." in text and "seeds 2 to 11 alone" in text

@@ -359,7 +359,7 @@ def reproduced_sentence(r: dict, earlier: list[dict]) -> str:
     if own:
         return (f"{fmt.capitalised(pv.NAMES[pv.lead()])} reproduces the paper's Figure 2 in part: "
                 f"{pv.of(own, len(r['pairs']), 'pair', 'crosses')}.")
-    return ("No stored sweep of this book reproduces the paper's Figure 2: " +
+    return ("None of this book's sweeps reproduces the paper's Figure 2: " +
             ("the earlier sweeps, read by the same rule, show no crossing either." if not old else
              f"of the earlier sweeps' pairs, read by the same rule, {pv.of(old, len(earlier), 'pair', 'crosses')}."))
 
@@ -677,12 +677,12 @@ def output_clause(sweep: str | None = None) -> str:
     sweep = sweep or pv.lead()
     own = "an output layer of its own (a matrix of vocabulary by width)"
     via = "the output read through the token embedding"
-    text = via if tied(sweep) else own
     if sweep not in pv.DESIGNS:
-        return text
+        return via if tied(sweep) else own
     other = next(x for x in pv.DESIGNS if x != sweep)
-    return (f"{text} in the {'tied' if tied(sweep) else 'untied'} design that leads this chapter; in the "
-            f"{'tied' if tied(other) else 'untied'} one, {via if tied(other) else own}")
+    kind = {True: ("tied", "the token embedding, transposed"), False: ("untied", "a matrix of vocabulary by width")}
+    return (f"an output layer: in the {kind[tied(sweep)][0]} design, which leads this chapter, {kind[tied(sweep)][1]}; "
+            f"in the {kind[tied(other)][0]} design, {kind[tied(other)][1]}")
 
 
 def later_seeds() -> tuple[int, ...]:
@@ -857,9 +857,10 @@ def _pilot_text(r: dict) -> str:
         text += (f" It does not explain {'that point' if len(wide) == 1 else 'every such point'}: at "
                  f"{pv.count_of(len(same), len(wide), 'point')} wider than the pilot's ({at}) both networks trained "
                  f"at {pilot_lr:g}, the pilot's own rate")
-        text += f", and the pilot's output layer {_pilot_output()}, unlike this design's." if other_design else "."
-    elif other_design:
-        text += " The pilot's output layer " + _pilot_output() + ", unlike this design's."
+        text += "."
+    if other_design:
+        text += (f" The pilot's output layer {_pilot_output()}, so its half-width was never a direct forecast for "
+                 "this design.")
     return text
 
 
@@ -989,10 +990,10 @@ def intro_sentence(head: bool = True) -> str:
     scope = "" if every else (" (the only size with all its runs)" if len(r["budgets"]) == 1 else
                               " (the sizes with all their runs)")
     body = f"{where} non-embedding parameters{scope}, {counts}. {precision}."
-    design = (" (its design with the output layer tied to the input embedding)" if tied(pv.lead()) else
-              " (its design with an output layer of its own)")
-    return (head + f" In the sweep designed for that rule{design}, " if said
-            else f"In the sweep designed for the declared rule{design}, ") + body
+    design = (" (the design with the output layer tied to the input embedding)" if tied(pv.lead()) else
+              " (the design with an output layer of its own)")
+    return (head + f" In the book's main sweep{design}, " if said
+            else f"In the book's main sweep, read by a rule declared before its runs{design}, ") + body
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1057,11 +1058,12 @@ def second_design_sentence() -> str:
                 f"of every depth at as many sizes as the tied design ({n}).")
     return ("Two designs of this sweep were declared in writing, each before its runs. The first tied the output "
             "layer to the input embedding; "
-            "at two of its shapes the seeds split at the chosen rate. The second, the design above, was added before "
-            "any of its runs: the same sweep with an output layer of its own, prompted by that split and by the "
-            "vocabulary chapter's untied control, whose seeds lay close together. Each is read by the same rule on "
-            "its own and never pooled with the other. The rule made the second the chapter's main design once it "
-            f"had every seed at as many sizes as the first ({n}); the first design's results follow.")
+            "at two of its shapes the seeds split at the chosen rate. The second, the design above, was declared after "
+            "the first design's results had been read and before any of its own runs: the same sweep with an output "
+            "layer of its own, prompted by that split and by the vocabulary chapter's untied control, whose seeds lay "
+            "close together. Each is read by the same rule on its own and never pooled with the other. The same "
+            "declaration made the second the chapter's main design once it had every seed at as many sizes as the "
+            f"first ({n}); the first design's results follow.")
 
 
 #: the prefix of each design's provenance paragraphs in the chapter's glue (fx_<prefix>_<part>)

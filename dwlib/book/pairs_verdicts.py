@@ -10,8 +10,10 @@ the rule's half-width target. Budgets read as "100K", "1.6M".
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
+from scipy import stats
 
 from dwlib import fmt
 from dwlib.errors import InputError, require
@@ -462,14 +464,19 @@ def extension_sentence(sweep: str | None = None) -> str:
     if entry is None:
         return ""
     preset, extra = get_preset(sweep), get_preset(entry["sweep"])
-    declared = words(len(preset.seeds))
-    head = (f"A further entry of the rule file, written after this {declared}-seed reading fell short of the "
-            f"precision target and before any of the runs it adds, trains seeds {extra.seeds[0]} to "
-            f"{extra.seeds[-1]} of every shape at its chosen rate, whatever its point's half-width; the "
-            f"{declared}-seed reading stays the declared one")
+    declared, added = words(len(preset.seeds)), words(len(preset.seeds) + len(extra.seeds))
+    head = (f"After this {declared}-seed reading fell short of the precision target, and before any of the runs it "
+            f"adds, a further entry of the declared rule added seeds {extra.seeds[0]} to {extra.seeds[-1]} to every "
+            f"shape at its chosen rate, not only to the points short of the target. The {declared}-seed verdicts "
+            "above remain the primary reading.")
     x = extended(sweep)
     if x is None:
-        return head + ", and the book reads the added seeds once every size has them."
+        level = pairs.rule(sweep)["level"]
+        t = [stats.t.ppf(0.5 + level / 2, n - 1) / math.sqrt(n) for n in (len(preset.seeds),
+                                                                          len(preset.seeds) + len(extra.seeds))]
+        return (f"{head} Once every size has the added seeds, the book reads the verdicts on all {added} seeds beside them, names any "
+                f"point whose verdict differs, and judges the precision target on {added} seeds; more seeds alone "
+                f"narrow an interval, by a factor of about {t[1] / t[0]:.2f} at the same spread of the gaps.")
     full, n = x["all"], words(len(x["seeds"]))
     p, target = full["power"], full["rule"]["half_width_target"]
     pts = [(q, pr) for pr in full["pairs"] for q in pr["points"] if q["half_width"] is not None]
@@ -481,7 +488,7 @@ def extension_sentence(sweep: str | None = None) -> str:
     same = ("Every verdict is the one the fewer seeds give." if not diffs else
             f"{'One verdict differs' if len(diffs) == 1 else f'{fmt.capitalised(words(len(diffs)))} verdicts differ'} "
             "from the fewer seeds': " + "; ".join(diffs) + ".")
-    return " ".join([head + ".", power, same, seeds_sentence(full, x["later"], x["later_seeds"])])
+    return " ".join([head, power, same, seeds_sentence(full, x["later"], x["later_seeds"])])
 
 
 def seeds_sentence(all_seeds: dict, some: dict, seeds) -> str:
@@ -520,8 +527,8 @@ def power_sentence(reading: dict, planned: int | None = None) -> str:
     if ok:
         return head + ", meeting the target."
     then = precision_consequence(reading)
-    text = (head + ", short of the target: where a point's half-width is wider, only a gap larger than it could be "
-            "resolved" + (f"; {then}." if then else "."))
+    text = (head + f", short of the target. Where a point's half-width is wider than {target} nats, a true gap "
+            "smaller than that half-width could not be told from zero" + (f"; here {then}." if then else "."))
     missed = p["points"] - p["within"]
     if planned and planned > p["points"] and planned - missed < share * planned:
         text += (f" Of the {planned} points the design plans, {missed} already miss it, so the target of "

@@ -432,7 +432,7 @@ def tied_sentence(t=STORED) -> str:
             f"within {dp['untied_range']:.3f} nats of each other, against {dp['tied_range']:.3f} tied, and the gap "
             f"is {_signed(t['gap_untied'])} nats against {_signed(t['gap_tied'])}, {side}; seed by seed it changes "
             f"by {_signed(-ch['mean'])} nats ({level} interval {_signed(-ch['high'])} to {_signed(-ch['low'])})."
-            + (" Most of the tied gap at this point came with the seed split, which untying removed; the "
+            + (" Most of the tied gap at this point came with the seed split, which did not recur untied; the "
                "experiments chapter's untied design, the whole doubling sweep with an output layer of its own, "
                f"{untied_outcome() or 'tests this at its other sizes'}."
                if split else ""))
