@@ -250,7 +250,7 @@ def numbers() -> dict:
                 how = f"{pct[0]}%" if len(pct) == 1 else f"{pct[0]}% to {pct[-1]}%"
                 where = (("both" if len(rs) == 2 else "all of them") if len(group) == len(rs)
                          else f"{pv.words(len(group))} of them")
-                parts.append(f"about {how} {word} {'' if parts else 'parameters than the shallower one '}in {where}")
+                parts.append(f"about {how} {word} {'' if parts else 'non-embedding parameters than the shallower one '}in {where}")
         if not parts:
             return "The two networks of each of these pairs are within 5% of one size."
         return ("The two networks of a pair are not of one size: the deeper network has "
