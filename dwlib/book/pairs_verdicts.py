@@ -454,6 +454,11 @@ def verdict_changes(ref: dict, other: dict) -> list[str]:
     return diffs
 
 
+def _differ(diffs: list[str]) -> str:
+    """'one verdict differs', 'two verdicts differ': how many of :func:`verdict_changes` there are."""
+    return "one verdict differs" if len(diffs) == 1 else f"{words(len(diffs))} verdicts differ"
+
+
 def extension_sentence(sweep: str | None = None) -> str:
     """The declared seed extension of ``sweep`` (default: the leading design) in words: why and
     when it was declared and what it trains; once it is complete (:func:`extended`), the reading on
@@ -486,7 +491,7 @@ def extension_sentence(sweep: str | None = None) -> str:
              f"{fmt.count(widest['target_budget'])}), {'meeting' if meets_target(full) else 'short of'} the target.")
     diffs = verdict_changes(x["six"], full)
     same = ("Every verdict is the one the fewer seeds give." if not diffs else
-            f"{'One verdict differs' if len(diffs) == 1 else f'{fmt.capitalised(words(len(diffs)))} verdicts differ'} "
+            f"{fmt.capitalised(_differ(diffs))} "
             "from the fewer seeds': " + "; ".join(diffs) + ".")
     return " ".join([head, power, same, seeds_sentence(full, x["later"], x["later_seeds"])])
 
@@ -500,7 +505,7 @@ def seeds_sentence(all_seeds: dict, some: dict, seeds) -> str:
         return (f"The same verdicts hold on seeds {first} to {last} alone, without the two seeds that chose the "
                 "learning rates.")
     return (f"On seeds {first} to {last} alone, without the two seeds that chose the learning rates, "
-            f"{'one verdict differs' if len(diffs) == 1 else f'{words(len(diffs))} verdicts differ'}: "
+            f"{_differ(diffs)}: "
             + "; ".join(diffs) + ".")
 
 
