@@ -207,6 +207,6 @@ def test_the_takeaway_reads_the_verdicts_by_kind_without_repeating_the_counts():
     table = [row(A, "agrees"), row(C, "agrees"), row(T, "agrees"), row(T, "partly")]
     text = claims.takeaway(table)
     assert "computed at small sizes agrees with it as stated" in text and "printed numbers follow" in text
-    assert "1 of the 2 trained claims is borne out in full" in text
+    assert "one of the two trained claims is borne out in full" in text
     table = [row(A, "agrees"), row(C, "agrees"), row(T, "agrees")]
     assert "its trained claims are borne out at the sizes trained here" in claims.takeaway(table)

@@ -37,7 +37,7 @@ def test_the_caption_says_what_to_conclude_from_the_verdicts():
              {"kind": claims.TRAINED, "agreement": "not reproduced"}, {"kind": claims.TRAINED, "agreement": "agrees"}]
     cap = claims.figure_caption(table)
     assert cap.startswith("All but one of the paper's printed numbers follow from its formulas; every check of its "
-                          "theory that can be computed at small sizes agrees; and 1 of the 2 trained claims")
+                          "theory that can be computed at small sizes agrees; and one of the two trained claims")
     cap = claims.figure_caption([r | {"agreement": "agrees"} for r in table])
     assert "every trained claim the book could test holds" in cap and "All but" not in cap
 

@@ -83,7 +83,7 @@ def test_a_split_shape_is_found_from_the_runs_and_its_caveat_is_carried():
     # the chapter's opening counts the points that rest on split seeds and leaves the account below
     n = sum(len(p["points"]) for p in figure2.reading()["pairs"])
     k = pv.split_points()
-    assert f"{pv.words(k)} of the {n} points rest{'s' * (k == 1)} on seeds that split" in figure2.result_sentence().lower()
+    assert f"{pv.words(k)} of the {pv.words(n)} points rest{'s' * (k == 1)} on seeds that split" in figure2.result_sentence().lower()
     # the Discussion names the split where a point it reads rests on it (its smallest size), once
     rest = discussion.numbers()["ds_rest"]
     at_smallest = {(name, *k): v for name in pv.DESIGNS for k, v in pv.split_at(name).items()
@@ -169,13 +169,15 @@ def test_the_introductions_statement_counts_the_declared_points_and_says_where_t
     worse, better = verdicts.count(pairs.WORSE), verdicts.count(pairs.BETTER)
     unresolved = len(verdicts) - worse - better
     if worse == len(verdicts):
-        assert f"the deeper network is worse at all {worse} (pair, size) points" in text
+        assert f"the deeper network is worse at all {pv.words(worse)} (pair, size) points" in text
     else:
-        assert (f"worse at {worse or 'none'} of the {len(verdicts)} (pair, size) points, not resolved at "
-                f"{unresolved or 'none'} and better at {better or 'none'}") in text
+        def said(k):
+            return pv.words(k) if k else "none"
+        assert (f"worse at {said(worse)} of the {pv.words(len(verdicts))} (pair, size) points, not resolved at "
+                f"{said(unresolved)} and better at {said(better)}") in text
     assert "at 0" not in text
     power = r["power"]
-    assert f"is reached at {power['within']} of the {power['points']} points" in text
+    assert f"is reached at {pv.words(power['within'])} of the {pv.words(power['points'])} points" in text
     assert "rather than comparably" not in text
     # where the authors' fit places a transition follows as a paragraph of its own
     fit = intro.numbers()["intro_fit"]

@@ -259,7 +259,7 @@ def test_the_verdict_sentences_follow_the_rule(monkeypatch):
                                          "and no better at 100K and 200K.")
     assert pv.transition_sentence(second) == ("8 against 4 layers: no transition within the range measured "
                                               "(100K, 200K and 400K), by the declared rule.")
-    assert pv.of(1, 2, "pair", "crosses") == "1 of the 2 pairs crosses" and pv.of(2, 2, "pair", "crosses") == "both pairs cross"
+    assert pv.of(1, 2, "pair", "crosses") == "one of the two pairs crosses" and pv.of(2, 2, "pair", "crosses") == "both pairs cross"
     # before any budget has every seed of every depth, the sentences say that nothing is decided
     monkeypatch.setattr(pv, "stored_results", lambda name: [x for x in recs if x["depth"] != 8])
     empty = pv.read("cpu-pairs")

@@ -95,7 +95,7 @@ def test_a_pair_over_several_sizes_and_its_transition():
     q = _pair(2, 4, [_point(1e5, 0.1, 0.02), _point(2e5, -0.1, 0.02)])
     assert "it crosses between 100K and 200K" in pv.pair_sentence(q)
     assert pv.transition_summary(_reading([q, _pair(4, 8, [_point(1e5, 0.1, 0.02), _point(2e5, 0.1, 0.02)])])) \
-        == "By the rule, 1 of the 2 pairs crosses from 100K to 200K."
+        == "By the rule, one of the two pairs crosses from 100K to 200K."
 
 
 def test_seeds_reading_is_one_sentence_and_names_what_differs():
@@ -171,7 +171,7 @@ def test_the_papers_own_form_of_the_test():
     assert pv.paper_form(_pair(2, 4, [_b(1e5), _b(2e5)]))["reason"] == "better from the smallest size"
     assert pv.paper_form(_pair(2, 4, [_u(1e5)]))["from"] is None
     text = pv.paper_form_sentence(_reading([comparable_then_better, _pair(4, 8, [_w(1e5), _w(2e5), _u(4e5), _u(8e5)])]))
-    assert "1 of the 2 pairs shows the transition: 2 vs 4 from 400K on, after 100K and 200K" in text
+    assert "one of the two pairs shows the transition: 2 vs 4 from 400K on, after 100K and 200K" in text
     assert "in 4 vs 8 the deeper network is not resolved better at 800K" in text
     assert "the declared rule is the stricter of the two" in text
     none = pv.paper_form_sentence(_reading([_pair(2, 4, [_u(1e5, -0.06)]), _pair(4, 8, [_w(1e5)])]))
@@ -211,10 +211,10 @@ def test_the_result_says_not_resolved_and_what_the_seeds_without_the_rate_choice
     assert sub == "2 vs 4: not resolved (-0.061 \u00b1 0.155); 4 vs 8: deeper worse (+0.215 \u00b1 0.039); one size, no curve"
     cap = figure2.caption(r, later, (2, 3, 4, 5))
     assert cap.startswith("At the first size of the tied doubling-pairs sweep, 100K non-embedding parameters, one "
-                          "size cannot show a transition, and the deeper network is resolved better at none of the 2 "
+                          "size cannot show a transition, and the deeper network is resolved better at none of the two "
                           "points (on seeds 2 to 5 alone, which did not choose the rates, at one: 2 vs 4 at 100K). "
-                          "It is worse at 1, where the paper expects the two to perform comparably, and not resolved "
-                          "at 1.")
+                          "It is worse at one, where the paper expects the two to perform comparably, and not "
+                          "resolved at one.")
     assert "One row per pair: held-out loss" in cap and "form of the paper" not in cap
 
 
@@ -296,7 +296,7 @@ def test_the_second_design_is_read_on_its_own_and_said_with_its_reason(monkeypat
     assert table.loc[("2 vs 4", "100K")].tolist() == ["64*, 48*", "+0.050", "+0.030 to +0.070", "0.020",
                                                      "deeper worse"]
     assert table.loc[("4 vs 8", "100K")].tolist() == ["48*, 32*", "+0.010", "-0.030 to +0.050", "0.040", "not resolved"]
-    assert "The half-width is at most 0.03 nats at 1 of these 2 points" in text
+    assert "The half-width is at most 0.03 nats at one of these two points" in text
     assert not any(w in text for w in BULLETIN)
 
 
@@ -390,6 +390,6 @@ def test_regime_one_when_every_point_is_worse_is_one_finding_said_without_the_si
     r = _reading([_pair(2, 4, [_w(1e5), _w(2e5)]), _pair(4, 8, [_w(1e5), _w(2e5)])])
     text = pv.regime_summary(r)
     assert "joins two different findings" not in text and "100K" not in text
-    assert "at all 4 points the deeper network is resolved worse" in text and "perform comparably" in text
+    assert "at all four points the deeper network is resolved worse" in text and "perform comparably" in text
     mixed = pv.regime_summary(_reading([_pair(2, 4, [_w(1e5), _u(2e5)]), _pair(4, 8, [_w(1e5), _w(2e5)])]))
     assert "joins two different findings" in mixed and "2 vs 4 at 200K is not resolved" in mixed

@@ -15,6 +15,7 @@ from dwlib.errors import InputError
 from dwlib.experiments import group_sweep, pairs, selection
 from dwlib.experiments.presets import Sweep, get_preset
 from dwlib.experiments.records import stored_results
+from dwlib.book import figure2
 from dwlib.book import pairs_verdicts as pv
 from dwlib.experiments.transition import reported
 
@@ -139,6 +140,22 @@ def test_no_chapter_reads_an_extension_before_every_size_has_its_new_seeds(exten
     assert "The six-seed verdicts above remain the primary reading. Once every size has the added seeds" in text
     assert "judges the precision target on 12 seeds" in text and "factor of about 0.61" in text  # t(11)/t(5)/sqrt 2
     assert pv.extension_clause(pv.read(PARENT.name)) == ""
+    assert figure2.extension_provenance(PARENT.name) == ""
+
+
+def test_the_provenance_says_where_a_complete_extension_trained(extension):
+    runs = _stand_in_extension()
+    for r in runs:
+        r["hardware"] = {"backend": "cpu", "device_kind": "cpu", "devices": 2, "cpu_count": 2}
+        r["wall_seconds"], r["git_commit"] = 360.0, "0" * 40
+    runs[0]["git_commit"] = "1" * 40 + "+dirty"
+    extension(runs)
+    text = figure2.extension_provenance(PARENT.name)
+    assert text == ("The seeds 6 to 11 that the rule's later entry added are 90 further runs, 9.0 hours of training "
+                    "summed, trained on a 2-core CPU in float32 with two versions of the code (one of the runs with "
+                    "edits not yet recorded in its history), each at the rate its shape chose on seeds 0 and 1.")
+    assert figure2.provenance_parts(PARENT.name)["extension"] == text
+    assert figure2.provenance_parts("cpu-pairs")["extension"] == ""
 
 
 def test_a_complete_extension_is_read_on_twelve_seeds_beside_the_declared_six(extension):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -110,8 +111,8 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
         later = [f"{p['shallow']} vs {p['deep']} at {fmt.count(y['target_budget'])}"
                  for p, q in zip(r["pairs"], others["pairs"]) for x, y in zip(p["points"], q["points"])
                  if y["verdict"] == pairs.BETTER and x["verdict"] != pairs.BETTER]
-    better = (f"the deeper network is resolved better at {'none' if not n[pairs.BETTER] else n[pairs.BETTER]} of "
-              f"the {len(points)} points" if len(points) > 1 else
+    better = (f"the deeper network is resolved better at {'none' if not n[pairs.BETTER] else pv.words(n[pairs.BETTER])} of "
+              f"the {pv.words(len(points))} points" if len(points) > 1 else
               "the deeper network is " + ("resolved better" if n[pairs.BETTER] else "not resolved better"))
     if later:
         better += (f" (on seeds {min(seeds)} to {max(seeds)} alone, which did not choose the rates, "
@@ -120,11 +121,11 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
     rest = []
     if n[pairs.WORSE]:
         every = "all " if n[pairs.WORSE] == len(points) > 2 else ""
-        rest.append(f"worse at {every}{n[pairs.WORSE]}, where the paper expects the two to perform comparably")
+        rest.append(f"worse at {every}{pv.words(n[pairs.WORSE])}, where the paper expects the two to perform comparably")
     if n[pairs.UNRESOLVED]:
-        rest.append(f"not resolved at {n[pairs.UNRESOLVED]}")
+        rest.append(f"not resolved at {pv.words(n[pairs.UNRESOLVED])}")
     if n[pairs.WORSE] == len(points) > 1 and not later:  # one finding: said once
-        text = (f"{head}, and the deeper network is resolved worse at all {len(points)} points, where the paper "
+        text = (f"{head}, and the deeper network is resolved worse at all {pv.words(len(points))} points, where the paper "
                 "expects the two to perform comparably.")
     else:
         text = f"{head}, and {better}." + (f" It is {', and '.join(rest)}." if rest and len(points) > 1 else "")
@@ -413,7 +414,7 @@ def result_sentence(r: dict | None = None, part: str = "all") -> str:
                  + (", so no transition can be read." if len(r["budgets"]) == 1 else "."))
     k = pv.split_points(pv.lead())  # the full account follows in the chapter
     if k:
-        text += (f" {fmt.capitalised(pv.words(k))} of the {len(points)} points rest{'s' * (k == 1)} on seeds that "
+        text += (f" {fmt.capitalised(pv.words(k))} of the {pv.words(len(points))} points rest{'s' * (k == 1)} on seeds that "
                  "split at their chosen rate (see below).")
     return {"all": text, "head": head, "detail": text[len(head):].strip()}[part]
 
@@ -436,18 +437,19 @@ def lead_sentence() -> str:
 
 def counts_phrase(r: dict) -> str:
     """A reading's (pair, size) points counted by verdict, after 'the deeper network is': 'worse at
-    all 10 (pair, size) points', 'worse at 7 of the 10 (pair, size) points, not resolved at 3 and
-    better at none'."""
+    all ten (pair, size) points', 'worse at seven of the ten (pair, size) points, not resolved at
+    three and better at none'."""
     points = [x["verdict"] for p in r["pairs"] for x in p["points"]]
     n = {k: points.count(k) for k in (pairs.WORSE, pairs.UNRESOLVED, pairs.BETTER)}
     total = len(points)
-    every = f"all {total} (pair, size) points" if total > 2 else \
+    every = f"all {pv.words(total)} (pair, size) points" if total > 2 else \
         "both (pair, size) points" if total == 2 else "the one (pair, size) point"
     for k, word in ((pairs.WORSE, "worse"), (pairs.BETTER, "better")):
         if n[k] == total:
             return f"{word} at {every}"
-    return (f"worse at {n[pairs.WORSE] or 'none'} of the {total} (pair, size) points, not resolved at "
-            f"{n[pairs.UNRESOLVED] or 'none'} and better at {n[pairs.BETTER] or 'none'}")
+    said = {k: pv.words(v) if v else "none" for k, v in n.items()}
+    return (f"worse at {said[pairs.WORSE]} of the {pv.words(total)} (pair, size) points, not resolved at "
+            f"{said[pairs.UNRESOLVED]} and better at {said[pairs.BETTER]}")
 
 
 def takeaway_sentence(r: dict | None = None) -> str:
@@ -635,7 +637,7 @@ def _larger(shares: list[float], design: str, first: bool = True) -> str:
     read = " read" if first else ""
     if larger == len(shares):
         return f"at every point{read} in the {design} design, by {min(shares):.0%} to {max(shares):.0%}"
-    return (f"at {larger} of the {len(shares)} points{read} in the {design} design, from {abs(min(shares)):.0%} "
+    return (f"at {pv.words(larger)} of the {pv.words(len(shares))} points{read} in the {design} design, from {abs(min(shares)):.0%} "
             f"{'smaller' if min(shares) < 0 else 'larger'} to {max(shares):.0%} larger")
 
 
@@ -976,7 +978,7 @@ def intro_sentence(head: bool = True) -> str:
     counts = f"the deeper network is {counts_phrase(r)}"
     power, target = r["power"], r["rule"]["half_width_target"]
     precision = (f"Its declared precision, a half-width of at most {target:g} nats, is reached at "
-                 f"{power['within']} of the {power['points']} points")
+                 f"{pv.words(power['within'])} of the {pv.words(power['points'])} points")
     if not pv.meets_target(r):
         precision += f", short of the {pv.share_words(r['rule']['half_width_share'])} the rule asks for"
         then = pv.precision_consequence(r)
@@ -1083,7 +1085,31 @@ def provenance_parts(sweep: str) -> dict[str, str]:
     hours = sum(x.get("wall_seconds") or 0 for x in records) / 3600
     coverage = f"{pv.coverage_sentence(sweep)} They are {len(records):,} runs, {hours:.1f} hours of training summed."
     return {"coverage": coverage, "hardware": hardware, "gaps": gaps, "versions": versions_sentence(sweep),
-            "retrained": pv.retrained_sentence(sweep, "split"), "retrained_tail": pv.retrained_sentence(sweep, "tail")}
+            "retrained": pv.retrained_sentence(sweep, "split"), "retrained_tail": pv.retrained_sentence(sweep, "tail"),
+            "extension": extension_provenance(sweep)}
+
+
+def extension_provenance(sweep: str) -> str:
+    """Where and from which versions of the code the seeds of ``sweep``'s declared extension
+    trained, once the book reads them (:func:`pairs_verdicts.extended`); '' before then."""
+    entry = pv.extension_entry(sweep)
+    if entry is None or pv.extended(sweep) is None:
+        return ""
+    records = pv.stored_results(entry["sweep"])  # what pv.extended read
+    extra = get_preset(entry["sweep"])
+    machines = Counter(_machine(r.get("hardware") or {}) for r in records)
+    where = (f"on {next(iter(machines))}" if len(machines) == 1 else
+             "; ".join(f"{n} on {m}" for m, n in machines.most_common()))
+    versions = {(r.get("git_commit") or "").split("+")[0] for r in records}
+    dirty = sum((r.get("git_commit") or "").endswith("+dirty") for r in records)
+    hours = sum(r.get("wall_seconds") or 0 for r in records) / 3600
+    return (f"The seeds {extra.seeds[0]} to {extra.seeds[-1]} that the rule's later entry added are "
+            f"{len(records):,} further runs, {hours:.1f} hours of training summed, trained {where} in "
+            f"{' and '.join(sorted({r['config'].get('dtype', 'float32') for r in records}))} with "
+            f"{pv.words(len(versions))} version{'s' * (len(versions) != 1)} of the code"
+            + (f" ({pv.words(dirty)} of the runs with edits not yet recorded in its history)" if dirty else "")
+            + f", each at the rate its shape chose on seeds "
+            f"{fmt.listed([str(x) for x in range(get_preset(sweep).select_seeds)])}.")
 
 
 def second_sentence(u: dict | None | bool = None, later: dict | None = None, seeds=()) -> str:
@@ -1109,7 +1135,7 @@ def second_sentence(u: dict | None | bool = None, later: dict | None = None, see
     text = (f"The {which} design has complete results at {pv.count_of(len(done), len(planned), 'size')}"
             + ("" if len(done) == len(planned) else f" ({pv._sizes(done)})")
             + f". By the rule, {verdicts}. The table below gives each point's gap. The half-width is at most "
-            f"{target:g} nats at {power['within']} of these {power['points']} points, "
+            f"{target:g} nats at {pv.words(power['within'])} of these {pv.words(power['points'])} points, "
             f"{'meeting' if pv.meets_target(u) else 'short of'} the rule's target of "
             + _share_words(u["rule"]["half_width_share"])
             + _second_split()

@@ -175,7 +175,8 @@ def crossing(reading: dict) -> list[dict]:
 
 
 def of(n: int, total: int, noun: str, verb: str, verbs: str | None = None) -> str:
-    """'1 of the 2 pairs crosses', 'none of the 3 pairs crosses', 'both pairs cross':
+    """'one of the two pairs crosses', 'none of the three pairs crosses', 'both pairs cross' (counts
+    up to ten in words):
     ``verb`` for one, ``verbs`` (default: ``verb`` less its final s) for several."""
     if verbs is None:
         stem = verb[:-2] if verb.endswith("es") else verb
@@ -183,10 +184,10 @@ def of(n: int, total: int, noun: str, verb: str, verbs: str | None = None) -> st
     if total == 2 and n == 2:
         return f"both {noun}s {verbs}"
     if n == 0:
-        return f"none of the {total} {noun}s {verb}"
+        return f"none of the {words(total)} {noun}s {verb}"
     if n == total:
-        return f"all {total} {noun}s {verbs}"
-    return f"{n} of the {total} {noun}s {verb if n == 1 else verbs}"
+        return f"all {words(total)} {noun}s {verbs}"
+    return f"{words(n)} of the {words(total)} {noun}s {verb if n == 1 else verbs}"
 
 
 
@@ -300,7 +301,7 @@ def regime_summary(reading: dict) -> str:
         text = (f"The rule's regime 1 (\"{clause[:1].lower() + clause[1:]}\") holds for {who}"
                 + (" at every size" if not better else "")
                 + ", but not in the sense of the paper's first regime: at "
-                + (f"{'all ' if not better else 'the '}{n} points" if n > 1 else "the one point")
+                + (f"{'all ' if not better else 'the '}{words(n)} points" if n > 1 else "the one point")
                 + (" where it holds" if better else "")
                 + " the deeper network is resolved worse, while the paper has the two \"perform comparably\"")
         if better:
