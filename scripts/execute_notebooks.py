@@ -7,7 +7,9 @@ notebook's folder, widget state saved), and one step more: when the run reaches 
 the cell's inline expressions (``{eval}`glued["name:.1f"]```, see ``dwlib/book/prose.py``) are
 evaluated in the kernel and their results stored in the cell's metadata (``user_expressions``),
 as jupyterlab-myst does when the cell runs in JupyterLab. The book and JupyterLab show those
-stored results; nbconvert alone would leave them as they were.
+stored results; nbconvert alone would leave them as they were. Last, the figures whose captions
+state a result get the captions the stored results give (``dwlib.book.captions``): a caption
+sits in its cell's metadata, where nothing can be glued.
 
 A notebook whose code raises, or whose prose quotes something the kernel cannot evaluate, is
 not written; the script goes on with the others and exits 1, naming them.
@@ -24,7 +26,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from dwlib.book import prose
+from dwlib.book import captions, prose
 
 TIMEOUT_S = 900
 
@@ -68,6 +70,8 @@ def execute(path: Path) -> float:
     started = time.monotonic()
     nb = nbformat.read(path, as_version=4)
     ProseClient(nb, timeout=TIMEOUT_S, resources={"metadata": {"path": str(path.parent)}}).execute()
+    for name in captions.set_computed(nb, path.stem):
+        print(f"{path}: the caption of {name} changed", file=sys.stderr)
     nbformat.write(nb, path)
     return time.monotonic() - started
 

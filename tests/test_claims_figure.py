@@ -1,12 +1,7 @@
 """The claims chapter's figure: one mark per row of the table, with its verdict, and a caption
-that is the computed one."""
-
-import json
-from pathlib import Path
+that says what to conclude (that the chapter holds the computed caption: tests/test_captions.py)."""
 
 from dwlib.book import claims
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _marks(chart) -> list[dict]:
@@ -40,10 +35,3 @@ def test_the_caption_says_what_to_conclude_from_the_verdicts():
                           "theory that can be computed at small sizes agrees; and one of the two trained claims")
     cap = claims.figure_caption([r | {"agreement": "agrees"} for r in table])
     assert "every trained claim the book could test holds" in cap and "All but" not in cap
-
-
-def test_the_chapters_figure_caption_is_the_computed_one():
-    nb = json.loads((ROOT / "book" / "claims.ipynb").read_text())
-    captions = [c["metadata"]["mystnb"]["figure"]["caption"] for c in nb["cells"]
-                if c["metadata"].get("mystnb", {}).get("figure", {}).get("name") == "fig-claims"]
-    assert captions == [claims.figure_caption()]

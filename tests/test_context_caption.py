@@ -1,11 +1,10 @@
-"""The context chapter's wide-deep figure: its caption (in the cell's metadata, where nothing can
-be glued) is the one computed from the quoted table, and says what to conclude."""
+"""The context chapter's computed captions (the wide-deep and induction figures) say what to
+conclude, and follow the quoted table and the stored scores (that the chapter holds them:
+tests/test_captions.py)."""
 
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -13,23 +12,6 @@ import pytest
 from dwlib.book import context as chapter
 from dwlib.errors import InputError
 from dwlib.experiments import context
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def test_the_wide_deep_caption_is_the_computed_one():
-    nb = json.loads((ROOT / "book" / "context.ipynb").read_text())
-    captions = [c["metadata"]["mystnb"]["figure"]["caption"] for c in nb["cells"]
-                if c["metadata"].get("mystnb", {}).get("figure", {}).get("name") == "fig-wide-deep"]
-    assert captions == [chapter.brown_caption(context.quoted_table("brown2022wide"))]
-
-
-def test_the_induction_attention_caption_is_the_computed_one():
-    from dwlib.experiments import induction
-    nb = json.loads((ROOT / "book" / "context.ipynb").read_text())
-    captions = [c["metadata"]["mystnb"]["figure"]["caption"] for c in nb["cells"]
-                if c["metadata"].get("mystnb", {}).get("figure", {}).get("name") == "fig-induction-attention"]
-    assert captions == [chapter.attention_caption(induction.load_induction())]
 
 
 def test_the_induction_conclusion_follows_the_scores():

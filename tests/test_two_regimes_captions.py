@@ -1,32 +1,15 @@
-"""The two-regimes chapter's bounds figures: their captions (in the cells' metadata, where nothing
-can be glued) are the computed ones, give the lower bound's own growth per layer, and name the
+"""The two-regimes chapter's bounds figures: their captions (computed, and held by the chapter:
+tests/test_captions.py) give the lower bound's own growth per layer, and name the
 explorer's colours as the chart draws them."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import numpy as np
 
 from dwlib.book import two_regimes
 from dwlib.core import bounds
 from dwlib.viz import bounds as viz
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _caption(name: str) -> str:
-    nb = json.loads((ROOT / "book" / "two_regimes.ipynb").read_text())
-    found = [c["metadata"]["mystnb"]["figure"]["caption"] for c in nb["cells"]
-             if c["metadata"].get("mystnb", {}).get("figure", {}).get("name") == name]
-    assert len(found) == 1
-    return found[0]
-
-
-def test_the_bounds_captions_are_the_computed_ones():
-    assert _caption("fig-bounds-depth") == two_regimes.bounds_depth_caption()
-    assert _caption("fig-bounds-explorer") == two_regimes.explorer_caption()
 
 
 def test_the_lower_bound_grows_by_less_than_threefold():
