@@ -56,9 +56,9 @@ def test_the_sweeps_scope_is_one_plain_sentence(monkeypatch, done, want):
 def test_counts_read_as_english():
     assert g._all_or_some(7, 7) == "all 7" and g._all_or_some(6, 7) == "6 of the 7"
     assert g._all_or_some(0, 7) == "none of the 7"
-    assert g._pairs_text(4, 9, 0) == "The 4 stored sweeps with a verdict hold 9 doubling pairs, and none of them crosses"
-    assert g._pairs_text(1, 2, 1).endswith("1 of them crosses")
-    assert g._pairs_text(2, 2, 2).endswith("all 2 cross")
+    assert g._pairs_text(4, 9, 0) == "The four stored sweeps with a verdict hold nine doubling pairs, and none of them crosses"
+    assert g._pairs_text(1, 2, 1).endswith("one of them crosses")
+    assert g._pairs_text(2, 2, 2).endswith("all two cross")
     n = {**g.numbers(), **g.precision_numbers()}
     assert "under way" not in n["own_scope"] and "so far" not in n["own_scope"]
     assert not re.search(r"all (\d+) of the \1", n["fp_exp_above"])

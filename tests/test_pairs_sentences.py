@@ -351,7 +351,7 @@ def test_when_the_untied_design_leads_the_chapter_says_so(monkeypatch):
         # the chapters that repeat the verdicts follow the lead
         assert claims.numbers()["cl_coverage"].startswith("The untied doubling-pairs sweep has")
         d = discussion.numbers()
-        assert "the second design run under the declared rule" in d["ds_rule_small"]
+        assert "the book's main sweep" in d["ds_rule_small"]
         assert d["ds_rule_scope"].startswith("The untied doubling-pairs sweep enters")
         assert "the untied doubling-pairs sweep" in guidelines.scope_sentence(None) or not guidelines.scope_sentence(None)
     finally:

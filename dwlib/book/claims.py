@@ -751,10 +751,10 @@ def figure2_sentence(table: list[dict]) -> str:
             "not reproduced": "The transitions of the paper's Figure 2 are not reproduced"}[row["agreement"]]
     order = [r for r in table if r["claim"].startswith("the 12 vs 24 transition")]
     if order and order[0]["agreement"] == "not testable here":
-        return (f"{head} by the declared rule, so the two claims that rest on them, the order of the two "
+        return (f"{head} at the depths and sizes trained here, by the declared rule, so the two claims that rest on them, the order of the two "
                 "transitions and the growth of the transition size with depth, cannot be tested here: both need "
                 "a sweep in which two pairs cross.")
-    return f"{head} by the declared rule."
+    return f"{head} at the depths and sizes trained here, by the declared rule."
 
 
 def coverage_sentence() -> str:

@@ -298,11 +298,11 @@ def numbers() -> dict:
         "ds_std_max": max(r["std"] for r in small if r["std"] is not None),
         "ds_one_seed": pairs([r for r in small if r["n_seeds"] == 1]),
         "ds_both_below": pairs(both_below),
-        "ds_n_both_below": len(both_below),
+        "ds_n_both_below": f"{pv.words(len(both_below))} pair{'s' * (len(both_below) != 1)}",
         "ds_below_sep_n": sum(map(separated, both_below)),
         "ds_below_sep_text": ((("in neither" if len(both_below) == 2 else "in none of them")
                                if not sum(map(separated, both_below)) else
-                               f"in {sum(map(separated, both_below))} of the {len(both_below)}")),
+                               f"in {pv.words(sum(map(separated, both_below)))} of the {pv.words(len(both_below))}")),
         "ds_rule_cross": pv.of(n_rule_cross, n_rule, "pair", "crosses"), "ds_precision": precision_sentence(),
         "ds_lr_seeds": _seeds_text(lr_records),
         "ds_below_worse": worse_text(both_below),
@@ -313,7 +313,7 @@ def numbers() -> dict:
             if any(map(worse, both_below)) else
             "In no pair where both networks lie below their thresholds is the deeper network resolved behind."),
         "ds_both_above": pairs(both_above),
-        "ds_n_both_above": len(both_above),
+        "ds_n_both_above": f"{pv.words(len(both_above))} pair{'s' * (len(both_above) != 1)}",
         "ds_above_worse": worse_text(both_above),
         "ds_above_sizes": size_text(both_above),
         "ds_closing": pairs(closing),
@@ -365,7 +365,6 @@ def _declared_sentence(declared: list[dict]) -> str:
     """The sweep run under the declared rule at its smallest size: which pairs put the deeper
     network behind and which do not, in one sentence (the claims table's verdict)."""
     name = pv.NAMES[pv.lead()]
-    which = "first" if pv.lead() == pv.DESIGNS[0] else "second"
     if not declared:
         return f"{fmt.capitalised(name)} has no size with every seed of every depth yet."
     behind = [f"{r['shallow']} vs {r['deep']}" for r in declared if _worse(r)]
@@ -376,7 +375,7 @@ def _declared_sentence(declared: list[dict]) -> str:
         parts.append(f"puts the deeper network behind in {fmt.listed(behind)}")
     if rest:
         parts.append(f"does not in {fmt.listed(rest)}")
-    return (f"In {name}, the {which} design run under the declared rule, the seeds' interval at {at} "
+    return (f"In {name}, the book's main sweep, the seeds' interval at {at} "
             + " and ".join(parts) + ".")
 
 

@@ -360,7 +360,7 @@ def reproduced_sentence(r: dict, earlier: list[dict]) -> str:
     if own:
         return (f"{fmt.capitalised(pv.NAMES[pv.lead()])} reproduces the paper's Figure 2 in part: "
                 f"{pv.of(own, len(r['pairs']), 'pair', 'crosses')}.")
-    return ("None of this book's sweeps reproduces the paper's Figure 2: " +
+    return ("None of this book's sweeps reproduces the paper's Figure 2 at the depths and sizes they trained: " +
             ("the earlier sweeps, read by the same rule, show no crossing either." if not old else
              f"of the earlier sweeps' pairs, read by the same rule, {pv.of(old, len(earlier), 'pair', 'crosses')}."))
 
@@ -986,8 +986,8 @@ def intro_sentence(head: bool = True) -> str:
     precision += pv.extension_clause(r)
     k = pv.split_points(pv.lead())
     if k:
-        precision += (f". {fmt.capitalised(pv.words(k))} point{'s' * (k != 1)} rest{'s' * (k == 1)} on seeds "
-                      "that split at their chosen rate")
+        precision += (f". At {pv.words(k)} point{'s' * (k != 1)} the seeds of a network fall into two groups at its "
+                      "chosen rate")
     every = len(r["budgets"]) == len(get_preset(pv.lead()).budgets)
     scope = "" if every else (" (the only size with all its runs)" if len(r["budgets"]) == 1 else
                               " (the sizes with all their runs)")

@@ -382,16 +382,17 @@ def _own_numbers() -> dict:
 
 
 def _pairs_text(n_sweeps: int, n_pairs: int, n_cross: int) -> str:
-    """'The 4 stored sweeps with a verdict hold 9 doubling pairs, and none of them crosses'."""
+    """'The four stored sweeps with a verdict hold nine doubling pairs, and none of them crosses'
+    (counts up to ten in words)."""
     sweeps = "The one stored sweep with a verdict holds" if n_sweeps == 1 else \
-        f"The {n_sweeps} stored sweeps with a verdict hold"
-    pairs = "one doubling pair" if n_pairs == 1 else f"{n_pairs} doubling pairs"
+        f"The {pv.words(n_sweeps)} stored sweeps with a verdict hold"
+    pairs = "one doubling pair" if n_pairs == 1 else f"{pv.words(n_pairs)} doubling pairs"
     if n_cross == 0:
         cross = "it does not cross" if n_pairs == 1 else "none of them crosses"
     elif n_cross == n_pairs:
-        cross = "it crosses" if n_pairs == 1 else f"all {n_pairs} cross"
+        cross = "it crosses" if n_pairs == 1 else f"all {pv.words(n_pairs)} cross"
     else:
-        cross = f"{n_cross} of them {'crosses' if n_cross == 1 else 'cross'}"
+        cross = f"{pv.words(n_cross)} of them {'crosses' if n_cross == 1 else 'cross'}"
     return f"{sweeps} {pairs}, and {cross}"
 
 
