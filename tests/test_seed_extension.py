@@ -192,8 +192,56 @@ def test_a_verdict_the_new_seeds_change_is_named(extension):
     assert "differs from the fewer seeds'" in text or "differ from the fewer seeds'" in text
     assert "at 100K the 4-layer network is not resolved from the 2-layer one, where all six seeds put it behind" \
         in text
+    # the summaries that give the twelve-seed precision say that a verdict differs
+    six = pv.read(PARENT.name)
+    assert pv.extension_clause(six).endswith(", and one verdict differs from the six-seed reading's")
+    assert pv.extension_clause(six, "brief").endswith(", and one verdict differs")
 
 
 def test_a_design_without_a_declared_extension_says_nothing_of_one():
     assert pv.extension_entry("cpu-pairs") is None and pv.extension_sentence("cpu-pairs") == ""
     assert pv.extension_clause(pv.read("cpu-pairs")) == ""
+
+
+#: the longest paragraph a chapter may have (tests/browser/test_reading.py counts the built pages)
+MAX_WORDS = 150
+#: what a role renders as, at its longest, for a word count: a citation, a figure or equation
+#: reference, a chapter's title
+_ROLE_WORDS = {"cite": "[Authors et al., 2020]", "figref": "Figure 7.2", "ref": "eq. (8)", "doc": "Trained depth-width sweeps"}
+
+
+def _paragraph_words(notebook: str, glued: dict) -> dict[str, int]:
+    """Each prose paragraph of ``notebook`` with ``glued`` in place of its inline expressions:
+    its opening words -> its word count."""
+    import re
+    nb = json.loads((ROOT / "book" / notebook).read_text(encoding="utf-8"))
+    out = {}
+    for c in nb["cells"]:
+        if c["cell_type"] != "markdown":
+            continue
+        # values the computed numbers do not hold (a live replay's, say) as the chapter stored them
+        stored = {e["expression"]: e["result"]["data"].get("text/plain", "")
+                  for e in c["metadata"].get("user_expressions", [])}
+        text = re.sub(r"```.*?```", "", "".join(c["source"]), flags=re.S)
+        text = re.sub(r"\{eval\}`(glued\[\"(\w+)(?::([^\"]*))?\"\])`",
+                      lambda m: format(glued[m.group(2)], m.group(3) or "") if m.group(2) in glued
+                      else stored[m.group(1)], text)
+        text = re.sub(r"\{(\w+)\}`[^`]*`", lambda m: _ROLE_WORDS.get(m.group(1), "x"), text)
+        for para in re.split(r"\n\s*\n", text):
+            if para.strip() and not para.lstrip().startswith(("#", ":", "```")):
+                out[" ".join(para.split()[:8])] = len(para.split())
+    return out
+
+
+def test_no_paragraph_outgrows_the_page_once_the_extension_is_read(extension):
+    """Once read, the extension adds a clause to the Result, the precision paragraph, the seeds
+    paragraph and the introduction's summary: each stays within the length a page allows."""
+    from dwlib.book import intro
+    extension(_stand_in_extension(shift={(4, 1e5): -0.25}))  # a changed verdict: the longest wording
+    figure2.reading.cache_clear()
+    try:
+        for notebook, glued in (("experiments.ipynb", figure2.numbers()), ("intro.ipynb", intro.numbers())):
+            long = {k: n for k, n in _paragraph_words(notebook, glued).items() if n > MAX_WORDS}
+            assert not long, f"{notebook}: {long}"
+    finally:
+        figure2.reading.cache_clear()

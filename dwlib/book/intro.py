@@ -71,13 +71,15 @@ def _corollary2_numbers(width: int, depth: int, heads: int) -> dict:
 def fit_sentence(r: dict | None = None) -> str:
     """Where the authors' fit places the first transition of the declared pairs, and what the
     sizes read leave of that range, in one short sentence (the experiments chapter gives the
-    rest): 'The authors' fit, read as ..., puts the 2 vs 4 transition between 714K and 1.78M;
-    since the deeper network is still worse at 1.6M, a transition could lie only above 1.6M.' By the rule a transition needs the deeper network ahead
-    at every larger size read, so none lies at or below a size where it is resolved worse."""
+    rest): 'Read as placing a pair's transition between the sizes at which its two depths are
+    optimal, the authors' fit puts the 2 vs 4 transition between 714K and 1.78M; the deeper
+    network is still worse at 1.6M, so a transition could lie only above it.' By the rule a
+    transition needs the deeper network ahead at every larger size read, so none lies at or below
+    a size where it is resolved worse."""
     r = r or figure2.reading()
     (lo, hi), (s, d) = min((figure2.authors_range(*p), tuple(p)) for p in r["rule"]["pairs"])
-    text = (f"The authors' fit, read as placing a pair's transition between the sizes at which its two depths are "
-            f"optimal, puts the {s} vs {d} transition between {fmt.count(lo)} and {fmt.count(hi)}")
+    text = (f"Read as placing a pair's transition between the sizes at which its two depths are optimal, the "
+            f"authors' fit puts the {s} vs {d} transition between {fmt.count(lo)} and {fmt.count(hi)}")
     top = max(r["budgets"]) if r["budgets"] else 0.0
     if not top:
         return text + "."
@@ -86,8 +88,8 @@ def fit_sentence(r: dict | None = None) -> str:
     points = next((p["points"] for p in r["pairs"] if (p["shallow"], p["deep"]) == (s, d)), [])
     worse = [x["target_budget"] for x in points if x["verdict"] == pairs.WORSE]
     if worse and max(worse) >= lo and not any(x["verdict"] == pairs.BETTER for x in points):
-        return text + (f"; since the deeper network is still worse at {fmt.count(max(worse))}, a transition could lie "
-                       f"only above {fmt.count(max(worse))}.")
+        return text + (f"; the deeper network is still worse at {fmt.count(max(worse))}, so a transition could lie only "
+                       "above it.")
     return text + "."
 
 

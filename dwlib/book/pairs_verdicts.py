@@ -584,8 +584,9 @@ def precision_consequence(reading: dict) -> str:
 
 def extension_clause(reading: dict, form: str = "full") -> str:
     """For the declared six-seed reading of a design whose seed extension is complete
-    (:func:`extended`), the precision on every seed, as a clause to follow the six-seed one
-    (``form``: "full", "brief" for a caption, "short" for a table's cell); '' otherwise."""
+    (:func:`extended`), the precision on every seed and how many verdicts differ, if any, as a
+    clause to follow the six-seed one (``form``: "full", "brief" for a caption, "short" for a
+    table's cell); '' otherwise."""
     sweep = reading["rule"].get("sweep")
     if sweep is None or reading.get("seeds") is not None or reading.get("extended") or not reading.get("budgets"):
         return ""
@@ -593,13 +594,16 @@ def extension_clause(reading: dict, form: str = "full") -> str:
     if x is None or x["six"]["budgets"] != reading["budgets"]:
         return ""
     p, n, ok = x["all"]["power"], words(len(x["seeds"])), meets_target(x["all"])
+    diffs = verdict_changes(x["six"], x["all"])
     if form == "short":
-        return f"; {p['within']} of {p['points']} on {n} seeds"
+        return f"; {p['within']} of {p['points']} on {n} seeds" + (f", {_differ(diffs)}" if diffs else "")
     if form == "brief":
-        return f"; on {n} seeds, {p['within']} of {p['points']}"
+        return f"; on {n} seeds, {p['within']} of {p['points']}" + (f", and {_differ(diffs)}" if diffs else "")
     return (f"; on all {n} seeds ({words(len(x['new']))} more per shape, declared after that reading) the half-width "
             f"is within the target at {count_of(p['within'], p['points'], 'point')}, "
-            f"{'meeting' if ok else 'still short of'} it")
+            f"{'meeting' if ok else 'still short of'} it" + (f", and {_differ(diffs)} from the "
+                                                              f"{words(len(x['seeds']) - len(x['new']))}-seed reading's"
+                                                              if diffs else ""))
 
 
 def precision_clause(reading: dict, short: bool = False, brief: bool = False) -> str:
