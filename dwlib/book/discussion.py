@@ -292,13 +292,13 @@ def numbers() -> dict:
         "ds_not_worse": pairs([r for r in small if not worse(r)]),
         "ds_rest": _rest_sentence(small, unresolved_text),
         # the Takeaway's short form: how many put the deeper network ahead, how many are not resolved
-        "ds_rest_short": (f"ahead in {_none(sum(r['reading'] == claims.SMALL_BETTER for r in small))}, "
+        "ds_rest_short": (f"ahead in {pv.none_or(sum(r['reading'] == claims.SMALL_BETTER for r in small))}, "
                           f"{pv.words(sum(r['reading'] == claims.SMALL_UNRESOLVED for r in small))} not resolved"),
         "ds_rule_scope": rule_scope(),
         "ds_std_max": max(r["std"] for r in small if r["std"] is not None),
         "ds_one_seed": pairs([r for r in small if r["n_seeds"] == 1]),
         "ds_both_below": pairs(both_below),
-        "ds_n_both_below": f"{pv.words(len(both_below))} pair{'s' * (len(both_below) != 1)}",
+        "ds_n_both_below": pv.counted(len(both_below), "pair"),
         "ds_below_sep_n": sum(map(separated, both_below)),
         "ds_below_sep_text": ((("in neither" if len(both_below) == 2 else "in none of them")
                                if not sum(map(separated, both_below)) else
@@ -313,7 +313,7 @@ def numbers() -> dict:
             if any(map(worse, both_below)) else
             "In no pair where both networks lie below their thresholds is the deeper network resolved behind."),
         "ds_both_above": pairs(both_above),
-        "ds_n_both_above": f"{pv.words(len(both_above))} pair{'s' * (len(both_above) != 1)}",
+        "ds_n_both_above": pv.counted(len(both_above), "pair"),
         "ds_above_worse": worse_text(both_above),
         "ds_above_sizes": size_text(both_above),
         "ds_closing": pairs(closing),
@@ -336,7 +336,7 @@ def _seeds_text(records: list[dict]) -> str:
     n = {len({r["seed"] for r in records if r.get("lr", r["config"].get("lr")) == lr})
          for lr in {r.get("lr", r["config"].get("lr")) for r in records}}
     k = min(n)
-    return f"{pv.words(k)} seed{'s' * (k != 1)}" + ("" if len(n) == 1 else " or more")
+    return pv.counted(k, "seed") + ("" if len(n) == 1 else " or more")
 
 
 def _real_widths() -> dict:
@@ -350,10 +350,6 @@ def _real_widths() -> dict:
             "f1_figure_depths": fmt.listed([str(L) for L in FIGURE1_DEPTHS]),
             "f1_only": (f"only depth {below[0]}" if len(below) == 1 else
                         f"only depths {fmt.listed([str(L) for L in below])}" if below else "no depth")}
-
-
-def _none(n: int) -> str:
-    return "none" if n == 0 else pv.words(n)
 
 
 def _worse(r: dict) -> bool:

@@ -111,7 +111,7 @@ def caption(r: dict | None = None, others: dict | None = None, seeds=()) -> str:
         later = [f"{p['shallow']} vs {p['deep']} at {fmt.count(y['target_budget'])}"
                  for p, q in zip(r["pairs"], others["pairs"]) for x, y in zip(p["points"], q["points"])
                  if y["verdict"] == pairs.BETTER and x["verdict"] != pairs.BETTER]
-    better = (f"the deeper network is resolved better at {'none' if not n[pairs.BETTER] else pv.words(n[pairs.BETTER])} of "
+    better = (f"the deeper network is resolved better at {pv.none_or(n[pairs.BETTER])} of "
               f"the {pv.words(len(points))} points" if len(points) > 1 else
               "the deeper network is " + ("resolved better" if n[pairs.BETTER] else "not resolved better"))
     if later:
@@ -447,9 +447,8 @@ def counts_phrase(r: dict) -> str:
     for k, word in ((pairs.WORSE, "worse"), (pairs.BETTER, "better")):
         if n[k] == total:
             return f"{word} at {every}"
-    said = {k: pv.words(v) if v else "none" for k, v in n.items()}
-    return (f"worse at {said[pairs.WORSE]} of the {pv.words(total)} (pair, size) points, not resolved at "
-            f"{said[pairs.UNRESOLVED]} and better at {said[pairs.BETTER]}")
+    return (f"worse at {pv.none_or(n[pairs.WORSE])} of the {pv.words(total)} (pair, size) points, not resolved at "
+            f"{pv.none_or(n[pairs.UNRESOLVED])} and better at {pv.none_or(n[pairs.BETTER])}")
 
 
 def takeaway_sentence(r: dict | None = None) -> str:
@@ -593,15 +592,27 @@ def hardware_parts(sweep: str | None = None) -> tuple[str, str]:
                       "enough to move a verdict there; none of the runs of those shapes was trained on both."))
 
 
+def _versions(records: list[dict]) -> tuple[set[str], list[dict]]:
+    """The versions of the code that trained ``records`` (their commits), and the runs that record
+    uncommitted changes beside theirs (a commit marked '+dirty')."""
+    commits = [r.get("git_commit") or "" for r in records]
+    return ({c.split("+")[0] for c in commits},
+            [r for r, c in zip(records, commits) if c.endswith("+dirty")])
+
+
+def _hours(records: list[dict]) -> float:
+    """The runs' hours of training, summed."""
+    return sum(r.get("wall_seconds") or 0 for r in records) / 3600
+
+
 def versions_sentence(sweep: str | None = None) -> str:
     """Which versions of the code trained the stored runs: how many, and how many runs record
     uncommitted changes beside their version (a commit marked '+dirty'), by size."""
     sweep = sweep or pv.lead()
     records = stored_results(sweep)
-    versions = {(r.get("git_commit") or "").split("+")[0] for r in records}
-    dirty = [r for r in records if (r.get("git_commit") or "").endswith("+dirty")]
+    versions, dirty = _versions(records)
     text = (f"Each run records the version of the code that trained it; the {len(records)} runs of "
-            f"{pv.NAMES.get(sweep, sweep)} come from {pv.words(len(versions))} version{'s' * (len(versions) != 1)}.")
+            f"{pv.NAMES.get(sweep, sweep)} come from {pv.counted(len(versions), 'version')}.")
     if not dirty:
         return text
     by = {}
@@ -742,7 +753,7 @@ def numbers() -> dict:
         "fx_authors": "; ".join(f"{s} vs {d} between {fmt.count(lo)} and {fmt.count(hi)}"
                                 for (s, d), (lo, hi) in ranges.items()),
         "fx_sep_n": len(sep), "fx_sep_points": len(bd),
-        "fx_sep_n_words": f"{'none' if not sep else pv.words(len(sep))} of them",
+        "fx_sep_n_words": f"{pv.none_or(len(sep))} of them",
         "fx_sep_text": ("; ".join(f"{x['pair']} at {fmt.count(x['budget'])}: {x['separated']}" for x in sep)
                         or "at none of them"),
         "fx_old_upper": one_two["shallow upper"], "fx_old_lower": one_two["deep lower"],
@@ -986,7 +997,7 @@ def intro_sentence(head: bool = True) -> str:
     precision += pv.extension_clause(r)
     k = pv.split_points(pv.lead())
     if k:
-        precision += (f". At {pv.words(k)} point{'s' * (k != 1)} the seeds of a network fall into two groups at its "
+        precision += (f". At {pv.counted(k, 'point')} the seeds of a network fall into two groups at its "
                       "chosen rate")
     every = len(r["budgets"]) == len(get_preset(pv.lead()).budgets)
     scope = "" if every else (" (the only size with all its runs)" if len(r["budgets"]) == 1 else
@@ -1082,8 +1093,8 @@ def provenance_parts(sweep: str) -> dict[str, str]:
     leads, so that no paragraph's place depends on the lead."""
     hardware, gaps = hardware_parts(sweep)
     records = stored_results(sweep)
-    hours = sum(x.get("wall_seconds") or 0 for x in records) / 3600
-    coverage = f"{pv.coverage_sentence(sweep)} They are {len(records):,} runs, {hours:.1f} hours of training summed."
+    coverage = (f"{pv.coverage_sentence(sweep)} They are {len(records):,} runs, {_hours(records):.1f} hours of "
+                "training summed.")
     return {"coverage": coverage, "hardware": hardware, "gaps": gaps, "versions": versions_sentence(sweep),
             "retrained": pv.retrained_sentence(sweep, "split"), "retrained_tail": pv.retrained_sentence(sweep, "tail"),
             "extension": extension_provenance(sweep)}
@@ -1100,14 +1111,12 @@ def extension_provenance(sweep: str) -> str:
     machines = Counter(_machine(r.get("hardware") or {}) for r in records)
     where = (f"on {next(iter(machines))}" if len(machines) == 1 else
              "; ".join(f"{n} on {m}" for m, n in machines.most_common()))
-    versions = {(r.get("git_commit") or "").split("+")[0] for r in records}
-    dirty = sum((r.get("git_commit") or "").endswith("+dirty") for r in records)
-    hours = sum(r.get("wall_seconds") or 0 for r in records) / 3600
+    versions, dirty = _versions(records)
     return (f"The seeds {extra.seeds[0]} to {extra.seeds[-1]} that the rule's later entry added are "
-            f"{len(records):,} further runs, {hours:.1f} hours of training summed, trained {where} in "
+            f"{len(records):,} further runs, {_hours(records):.1f} hours of training summed, trained {where} in "
             f"{' and '.join(sorted({r['config'].get('dtype', 'float32') for r in records}))} with "
-            f"{pv.words(len(versions))} version{'s' * (len(versions) != 1)} of the code"
-            + (f" ({pv.words(dirty)} of the runs with edits not yet recorded in its history)" if dirty else "")
+            f"{pv.counted(len(versions), 'version')} of the code"
+            + (f" ({pv.words(len(dirty))} of the runs with edits not yet recorded in its history)" if dirty else "")
             + f", each at the rate its shape chose on seeds "
             f"{fmt.listed([str(x) for x in range(get_preset(sweep).select_seeds)])}.")
 

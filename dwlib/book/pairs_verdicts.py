@@ -203,6 +203,16 @@ def words(n: int) -> str:
     return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else str(n)
 
 
+def none_or(n: int) -> str:
+    """A count after 'at' or 'in': 'none', 'one', 'two', ... ('at none', not 'at no')."""
+    return "none" if n == 0 else words(n)
+
+
+def counted(n: int, noun: str) -> str:
+    """'one pair', 'five pairs', '12 versions': a count in :func:`words` with its noun."""
+    return f"{words(n)} {noun}{'s' * (n != 1)}"
+
+
 def span(budgets, planned=None) -> str:
     """Where a set of budgets lies, for a reader: 'at 100K'; 'from 100K to 400K' when they are
     consecutive among ``planned`` (default: they are); 'at 100K, 200K and 800K' otherwise."""
