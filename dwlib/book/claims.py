@@ -364,13 +364,16 @@ def worse_row() -> dict:
 def _precision_note() -> str:
     """The declared sweep's precision in a few words, for a row that reads it: where it falls short
     of the rule's target, how many points meet it, and, when every interval lies clear of zero,
-    that no verdict hinges on it ('' when the target is met)."""
+    that no verdict hinges on it, unless the seeds of a declared extension, once read, meet the target
+    (then their count instead); '' when the target is met."""
     r = pairs_verdicts.read(pairs_verdicts.lead())
     if not r["power"]["points"] or pairs_verdicts.meets_target(r):
         return ""
     clear = pairs_verdicts.precision_consequence(r).startswith("every")
-    return (f"; half-width target met at {r['power']['within']} of {r['power']['points']} points"
-            + (", no verdict hinging on it" if clear else ""))
+    more = pairs_verdicts.extension_clause(r, "short")  # the precision on every seed, once read
+    met = more and pairs_verdicts.meets_target(pairs_verdicts.extended(pairs_verdicts.lead())["all"])
+    return (f"; half-width target met at {r['power']['within']} of {r['power']['points']} points" + more
+            + (", no verdict hinging on it" if clear and not met else ""))
 
 
 def precision_sentence() -> str:

@@ -501,9 +501,9 @@ def extension_sentence(sweep: str | None = None) -> str:
              f"(the widest {widest['half_width']:.3f} nats, {pr['shallow']} vs {pr['deep']} at "
              f"{fmt.count(widest['target_budget'])}), {'meeting' if meets_target(full) else 'short of'} the target.")
     diffs = verdict_changes(x["six"], full)
-    same = ("Every verdict is the one the fewer seeds give." if not diffs else
+    same = (f"Every verdict is the same as on {declared} seeds." if not diffs else
             f"{fmt.capitalised(_differ(diffs))} "
-            "from the fewer seeds': " + "; ".join(diffs) + ".")
+            f"from the {declared}-seed reading's: " + "; ".join(diffs) + ".")
     return " ".join([head, power, same, seeds_sentence(full, x["later"], x["later_seeds"])])
 
 
@@ -606,14 +606,14 @@ def extension_clause(reading: dict, form: str = "full") -> str:
     p, n, ok = x["all"]["power"], words(len(x["seeds"])), meets_target(x["all"])
     diffs = verdict_changes(x["six"], x["all"])
     if form == "short":
-        return f"; {p['within']} of {p['points']} on {n} seeds" + (f", {_differ(diffs)}" if diffs else "")
+        return f", {p['within']} of {p['points']} on {n} seeds" + (f" ({_differ(diffs)})" if diffs else "")
     if form == "brief":
         return f"; on {n} seeds, {p['within']} of {p['points']}" + (f", and {_differ(diffs)}" if diffs else "")
     return (f"; on all {n} seeds ({words(len(x['new']))} more per shape, declared after that reading) the half-width "
             f"is within the target at {count_of(p['within'], p['points'], 'point')}, "
-            f"{'meeting' if ok else 'still short of'} it" + (f", and {_differ(diffs)} from the "
-                                                              f"{words(len(x['seeds']) - len(x['new']))}-seed reading's"
-                                                              if diffs else ""))
+            f"{'meeting' if ok else 'still short of'} it"
+            + (f", and {_differ(diffs)} from the {words(len(x['seeds']) - len(x['new']))}-seed reading's" if diffs
+               else ", with every verdict unchanged"))
 
 
 def precision_clause(reading: dict, short: bool = False, brief: bool = False) -> str:
