@@ -227,7 +227,10 @@ def _paragraph_words(notebook: str, glued: dict) -> dict[str, int]:
         # values the computed numbers do not hold (a live replay's, say) as the chapter stored them
         stored = {e["expression"]: e["result"]["data"].get("text/plain", "")
                   for e in c["metadata"].get("user_expressions", [])}
-        text = re.sub(r"```.*?```", "", "".join(c["source"]), flags=re.S)
+        # an admonition's body is prose (its option lines are not); any other fenced block is not
+        text = re.sub(r"```\{(?:admonition|note|tip|important|warning)\}[^\n]*\n(.*?)```",
+                      lambda m: re.sub(r"^:\w+:.*$", "", m.group(1), flags=re.M), "".join(c["source"]), flags=re.S)
+        text = re.sub(r"```.*?```", "", text, flags=re.S)
         text = re.sub(r"\{eval\}`(glued\[\"(\w+)(?::([^\"]*))?\"\])`",
                       lambda m: format(glued[m.group(2)], m.group(3) or "") if m.group(2) in glued
                       else stored[m.group(1)], text)
@@ -240,12 +243,14 @@ def _paragraph_words(notebook: str, glued: dict) -> dict[str, int]:
 
 def test_no_paragraph_outgrows_the_page_once_the_extension_is_read(extension):
     """Once read, the extension adds a clause to the Result, the precision paragraph, the seeds
-    paragraph and the introduction's summary: each stays within the length a page allows."""
-    from dwlib.book import intro
+    paragraph, the takeaway and the summaries of the introduction, the claims and the Discussion:
+    each paragraph, an admonition's included, stays within the length a page allows."""
+    from dwlib.book import discussion, intro
     extension(_stand_in_extension(shift={(4, 1e5): -0.25}))  # a changed verdict: the longest wording
     figure2.reading.cache_clear()
     try:
-        for notebook, glued in (("experiments.ipynb", figure2.numbers()), ("intro.ipynb", intro.numbers())):
+        for notebook, glued in (("experiments.ipynb", figure2.numbers()), ("intro.ipynb", intro.numbers()),
+                                ("claims.ipynb", claims.numbers()), ("discussion.ipynb", discussion.numbers())):
             long = {k: n for k, n in _paragraph_words(notebook, glued).items() if n > MAX_WORDS}
             assert not long, f"{notebook}: {long}"
     finally:
