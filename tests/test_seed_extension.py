@@ -7,6 +7,7 @@ trains every shape at the rate that sweep's stored runs chose.
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from dwlib.errors import InputError
 from dwlib.experiments import group_sweep, pairs, selection
 from dwlib.experiments.presets import Sweep, get_preset
 from dwlib.experiments.records import stored_results
-from dwlib.book import claims, figure2
+from dwlib.book import claims, figure2, prose
 from dwlib.book import pairs_verdicts as pv
 from dwlib.experiments.transition import reported
 
@@ -180,7 +181,7 @@ def test_a_complete_extension_is_read_on_twelve_seeds_beside_the_declared_six(ex
                            f"half-width is within the target at {pv.count_of(p['within'], 10, 'point')}, "
                            f"{'meeting' if pv.meets_target(x['all']) else 'still short of'} it, with every verdict unchanged")
     assert pv.precision_clause(pv.read(PARENT.name), brief=True).endswith(f"; on {pv.words(12)} seeds, {p['within']} of 10")
-    # the claims table's cell: the six-seed count, then the twelve-seed one in parentheses
+    # the claims table's cell: the six-seed count, then the twelve-seed one
     six = pv.read(PARENT.name)["power"]["within"]
     assert claims._precision_note() == (f"; half-width target met at {six} of 10 points, {p['within']} of 10 on 12 "
                                         "seeds" + ("" if pv.meets_target(x["all"]) else ", no verdict hinging on it"))
@@ -216,24 +217,23 @@ _ROLE_WORDS = {"cite": "[Authors et al., 2020]", "figref": "Figure 7.2", "ref": 
 
 
 def _paragraph_words(notebook: str, glued: dict) -> dict[str, int]:
-    """Each prose paragraph of ``notebook`` with ``glued`` in place of its inline expressions:
-    its opening words -> its word count."""
-    import re
+    """Each prose paragraph of ``notebook`` with ``glued`` (name -> value) in place of its inline
+    expressions: its opening words -> its word count."""
     nb = json.loads((ROOT / "book" / notebook).read_text(encoding="utf-8"))
     out = {}
     for c in nb["cells"]:
         if c["cell_type"] != "markdown":
             continue
         # values the computed numbers do not hold (a live replay's, say) as the chapter stored them
-        stored = {e["expression"]: e["result"]["data"].get("text/plain", "")
-                  for e in c["metadata"].get("user_expressions", [])}
+        stored = prose.stored(c)
+
+        def value(m):
+            name, spec = prose.parse(m.group(1))
+            return prose.format_value(glued[name], spec) if name in glued else stored[m.group(1)]
         # an admonition's body is prose (its option lines are not); any other fenced block is not
         text = re.sub(r"```\{(?:admonition|note|tip|important|warning)\}[^\n]*\n(.*?)```",
                       lambda m: re.sub(r"^:\w+:.*$", "", m.group(1), flags=re.M), "".join(c["source"]), flags=re.S)
-        text = re.sub(r"```.*?```", "", text, flags=re.S)
-        text = re.sub(r"\{eval\}`(glued\[\"(\w+)(?::([^\"]*))?\"\])`",
-                      lambda m: format(glued[m.group(2)], m.group(3) or "") if m.group(2) in glued
-                      else stored[m.group(1)], text)
+        text = prose.ROLE.sub(value, re.sub(r"```.*?```", "", text, flags=re.S))
         text = re.sub(r"\{(\w+)\}`[^`]*`", lambda m: _ROLE_WORDS.get(m.group(1), "x"), text)
         for para in re.split(r"\n\s*\n", text):
             if para.strip() and not para.lstrip().startswith(("#", ":", "```")):
